@@ -1,0 +1,325 @@
+"""One typed settings object and its loader.
+
+Precedence, lowest first: defaults, `repobrief.toml` (or `[tool.repobrief]` in
+`pyproject.toml`) found by walking up from the repository, `REPOBRIEF_*`
+environment variables (plus `GITHUB_TOKEN`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`),
+then command-line flags. Every error names the failing option and, when it
+looks like a typo, the nearest valid one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+LANGUAGES = ("zh", "en")
+
+
+@dataclass
+class ModuleRule:
+    """A module: matched by title tags, path globs and labels."""
+
+    name: str
+    paths: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ThemeRule:
+    """A configured theme: matched by keywords (title/body), paths or labels."""
+
+    name: str
+    name_zh: str = ""
+    keywords: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LabelRule:
+    """Maps a GitHub label to a module and/or change type."""
+
+    label: str
+    module: str = ""
+    type: str = ""
+
+
+@dataclass
+class ImportanceWeights:
+    """Points of the importance score; see docs/scoring.md."""
+
+    feat: float = 3.0
+    perf: float = 2.5
+    fix: float = 2.0
+    refactor: float = 1.5
+    revert: float = 1.5
+    build: float = 1.0
+    deps: float = 1.0
+    chore: float = 0.6
+    test: float = 0.5
+    ci: float = 0.5
+    docs: float = 0.5
+    style: float = 0.2
+    other: float = 1.0
+    breaking: float = 1.5
+    size_max: float = 2.0
+    files_max: float = 0.8
+    modules_each: float = 0.3
+    modules_max: float = 0.9
+    core_path: float = 1.0
+    config_surface: float = 0.8
+    api_surface: float = 0.5
+    new_module: float = 0.7
+    linked_issue: float = 0.4
+    discussion_max: float = 1.0
+    minor_factor: float = 0.5  # docs/CI/tests-only changes are multiplied by this
+
+
+@dataclass
+class LLMSettings:
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    concurrency: int = 8
+    timeout: float = 60.0
+    budget_seconds: float = 600.0
+    response_format: str = "auto"  # auto | json_schema | json_object | tools
+    prompt_tokens_per_pr: int = 3000
+    price_prompt_per_mtok: float = 0.0
+    price_completion_per_mtok: float = 0.0
+
+
+@dataclass
+class GitHubSettings:
+    url: str = "https://api.github.com"
+    token: str = ""
+
+
+@dataclass
+class PublishTarget:
+    target: str  # feishu | lark | slack | dingtalk | wecom | webhook
+    webhook: str = ""
+    secret: str = ""
+    link: str = ""
+
+
+@dataclass
+class Settings:
+    name: str = ""  # owner/repo
+    branch: str = ""  # default branch; empty = the clone's HEAD
+    timezone: str = ""  # IANA name; empty = UTC
+    language: str = "zh"
+    threshold: float = 5.0
+    formats: list[str] = field(default_factory=lambda: ["md"])
+    engine: str = "offline"
+    baseline_weeks: int = 12
+    db: str = ""  # SQLite path or database URL; empty = the user data directory
+    modules: list[ModuleRule] = field(default_factory=list)
+    themes: list[ThemeRule] = field(default_factory=list)
+    labels: list[LabelRule] = field(default_factory=list)
+    core_paths: list[str] = field(default_factory=list)  # empty = most-changed source directories
+    diff_max_bytes: int = 200_000  # per PR, when a detector reads a diff
+    importance: ImportanceWeights = field(default_factory=ImportanceWeights)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    github: GitHubSettings = field(default_factory=GitHubSettings)
+    publish: list[PublishTarget] = field(default_factory=list)
+    source_file: str = ""  # where the file settings came from (informational)
+
+    def validate(self) -> Settings:
+        if self.language not in LANGUAGES:
+            _bad("language", self.language, f"one of {', '.join(LANGUAGES)}", LANGUAGES)
+        if not 0.0 <= self.threshold <= 10.0:
+            _bad("threshold", self.threshold, "a number from 0.0 to 10.0")
+        if self.baseline_weeks < 1 or self.baseline_weeks > 520:
+            _bad("baseline_weeks", self.baseline_weeks, "a whole number from 1 to 520")
+        if self.name and self.name.count("/") != 1:
+            _bad("name", self.name, "OWNER/REPO, e.g. verl-project/verl")
+        if self.timezone:
+            from .window import parse_timezone
+
+            try:
+                parse_timezone(self.timezone)
+            except Exception as e:  # re-raised as a config error naming the option
+                raise ConfigError(f"option 'timezone': {e}") from None
+        return self
+
+
+def _bad(option: str, value: Any, expected: str, choices: tuple[str, ...] | list[str] = ()) -> typing.NoReturn:
+    near = difflib.get_close_matches(str(value), list(choices), n=1) if choices else []
+    raise ConfigError(
+        f"option {option!r} is {value!r}; expected {expected}",
+        f"did you mean {near[0]!r}?" if near else None,
+    )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """Check and convert a TOML value to the dataclass field type `tp`."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"option {where!r} must be a table, got {type(value).__name__}")
+        return _build(tp, value, where)
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if isinstance(value, str) and item_tp is str:
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"option {where!r} must be a list, got {type(value).__name__}")
+        return [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _coerce(value, args[0], where)
+    if tp is bool:
+        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return value.lower() in ("1", "true", "yes", "on")
+        if not isinstance(value, bool):
+            raise ConfigError(f"option {where!r} must be true or false, got {value!r}")
+        return value
+    if tp is float:
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"option {where!r} must be a number, got {value!r}") from None
+    if tp is int:
+        try:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"option {where!r} must be a whole number, got {value!r}") from None
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"option {where!r} must be a string, got {value!r}")
+        return value
+    return value
+
+
+def _build(cls: type, data: dict, prefix: str = "") -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "source_file"]
+    kwargs = {}
+    for key, value in data.items():
+        where = f"{prefix}.{key}" if prefix else key
+        if key not in names:
+            near = difflib.get_close_matches(key, names, n=1)
+            raise ConfigError(
+                f"unknown option {where!r}",
+                f"did you mean {(prefix + '.' if prefix else '') + near[0]!r}?"
+                if near
+                else f"valid options here: {', '.join(names)}",
+            )
+        kwargs[key] = _coerce(value, hints[key], where)
+    try:
+        return cls(**kwargs)
+    except TypeError as e:  # a required field is missing, e.g. a module without a name
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        raise ConfigError(f"option {prefix or 'settings'!r} needs {', '.join(missing) or str(e)}") from None
+
+
+def find_config_file(start: Path) -> Path | None:
+    """Walk up from `start` to find `repobrief.toml` or a pyproject with `[tool.repobrief]`."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        cand = folder / "repobrief.toml"
+        if cand.is_file():
+            return cand
+        py = folder / "pyproject.toml"
+        if py.is_file():
+            try:
+                if "repobrief" in tomllib.loads(py.read_text(encoding="utf-8")).get("tool", {}):
+                    return py
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+    return None
+
+
+def read_config_file(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {e}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("repobrief", {})
+    return data
+
+
+# Environment variables that have a meaning outside repobrief too.
+_FOREIGN_ENV = {
+    "GITHUB_TOKEN": ("github", "token"),
+    "GH_TOKEN": ("github", "token"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+}
+
+
+def _env_overrides(env: dict[str, str]) -> dict:
+    """`REPOBRIEF_LANGUAGE=en`, `REPOBRIEF_LLM_MODEL=…`, `REPOBRIEF_GITHUB_URL=…`."""
+    out: dict = {}
+    for var, (section, key) in _FOREIGN_ENV.items():
+        if env.get(var):
+            out.setdefault(section, {}).setdefault(key, env[var])
+    sections = {f.name for f in dataclasses.fields(Settings) if dataclasses.is_dataclass(f.default_factory() if f.default_factory is not dataclasses.MISSING else None)}
+    scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish", "source_file"}
+    aliases = {"lang": "language", "tz": "timezone"}
+    for var, value in env.items():
+        if not var.startswith("REPOBRIEF_") or value == "":
+            continue
+        key = var[len("REPOBRIEF_"):].lower()
+        key = aliases.get(key, key)
+        head, _, rest = key.partition("_")
+        if key in scalar:
+            out[key] = value
+        elif head in sections and rest:
+            out.setdefault(head, {})[rest] = value  # the REPOBRIEF_ form wins over OPENAI_*/GITHUB_*
+        else:
+            valid = sorted(f"REPOBRIEF_{s.upper()}" for s in scalar)
+            near = difflib.get_close_matches(var, valid, n=1)
+            raise ConfigError(
+                f"unknown environment variable {var}",
+                f"did you mean {near[0]}?" if near else "see docs/configuration.md for the REPOBRIEF_* variables",
+            )
+    return out
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_settings(
+    repo_path: str | Path | None = None,
+    config_file: str | Path | None = None,
+    overrides: dict | None = None,
+    env: dict[str, str] | None = None,
+) -> Settings:
+    """Load settings for a repository: file, then environment, then `overrides` (flags)."""
+    data: dict = {}
+    source = ""
+    path = Path(config_file) if config_file else (find_config_file(Path(repo_path)) if repo_path and Path(repo_path).exists() else None)
+    if path is not None:
+        data = read_config_file(path)
+        source = str(path)
+    data = _merge(data, _env_overrides(dict(os.environ) if env is None else env))
+    data = _merge(data, {k: v for k, v in (overrides or {}).items() if v is not None})
+    settings = _build(Settings, data)
+    settings.source_file = source
+    return settings.validate()

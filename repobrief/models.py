@@ -1,0 +1,250 @@
+"""The records that flow through repobrief: what a source yields, what an engine
+adds, and the report that renderers turn into text.
+
+Everything here is plain data (dataclasses) so that every stage can be tested
+on its own and the JSON renderer is a straight dump of `Report.to_dict()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file of a change, with `git log --numstat` line counts (None for binary)."""
+
+    path: str
+    added: int | None = 0
+    deleted: int | None = 0
+    status: str = "M"  # "A" created, "D" deleted, "M" modified
+
+    @property
+    def lines(self) -> int:
+        return (self.added or 0) + (self.deleted or 0)
+
+
+@dataclass(slots=True)
+class Comment:
+    """A piece of discussion: an issue comment, a review, or a review-thread comment."""
+
+    author: str
+    body: str
+    kind: str = "comment"  # "comment" | "review" | "review_comment"
+    created_at: datetime | None = None
+    state: str | None = None  # reviews: APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED
+    path: str | None = None
+    diff_hunk: str | None = None
+    author_association: str | None = None  # OWNER, MEMBER, CONTRIBUTOR, ...
+
+
+@dataclass(slots=True)
+class ReviewThread:
+    """A review thread on a line of the diff."""
+
+    path: str | None
+    comments: list[Comment] = field(default_factory=list)
+    resolved: bool | None = None
+    diff_hunk: str | None = None
+
+
+@dataclass(slots=True)
+class PullRequest:
+    """A pull request merged into the default branch, as a source sees it."""
+
+    number: int
+    title: str
+    body: str
+    author: str
+    merged_at: datetime  # timezone-aware
+    files: list[FileChange] = field(default_factory=list)
+    sha: str | None = None
+    url: str | None = None
+    author_email: str | None = None
+    base_branch: str | None = None
+    via: str = "squash"  # "squash" | "merge" | "branch:<name>" | "api"
+    labels: list[str] = field(default_factory=list)
+    reviews: list[Comment] = field(default_factory=list)
+    comments: list[Comment] = field(default_factory=list)
+    threads: list[ReviewThread] = field(default_factory=list)
+    linked_issues: list[int] = field(default_factory=list)
+    discussion_known: bool = False  # True when the source can see discussion at all
+    reverts: int | None = None  # the PR number this PR reverts, when known
+    reverts_title: str | None = None
+    additions_total: int | None = None  # from an API, when file lists are truncated
+    deletions_total: int | None = None
+
+    @property
+    def lines_added(self) -> int:
+        if self.additions_total is not None:
+            return self.additions_total
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def lines_deleted(self) -> int:
+        if self.deletions_total is not None:
+            return self.deletions_total
+        return sum(f.deleted or 0 for f in self.files)
+
+    @property
+    def lines(self) -> int:
+        return self.lines_added + self.lines_deleted
+
+
+@dataclass(slots=True)
+class Commit:
+    """A commit on the default branch that no pull request explains (a direct commit)."""
+
+    sha: str
+    subject: str
+    author: str
+    committed_at: datetime
+    files: list[FileChange] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Reason:
+    """One term of an importance score: `new feature +3.0`."""
+
+    code: str
+    points: float
+    text: str
+
+    def __str__(self) -> str:
+        sign = "+" if self.points >= 0 else "-"
+        return f"{self.text} {sign}{abs(self.points):.1f}"
+
+
+@dataclass(slots=True)
+class Risk:
+    """A risk: what kind, how bad, which PRs, and the evidence for it."""
+
+    kind: str
+    severity: str  # "high" | "medium" | "low"
+    prs: list[int]
+    evidence: list[str]
+    title: str = ""
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class PRAnalysis:
+    """What an engine concluded about one pull request."""
+
+    number: int
+    modules: list[str]
+    type: str
+    themes: list[str]
+    breaking: bool
+    importance: float
+    importance_reasons: list[Reason]
+    key_contribution: str
+    risks: list[Risk] = field(default_factory=list)
+    discussion_summary: str | None = None
+    gist: str = ""  # the title without tags, for tables
+    engine: str = "offline"
+    fallback_reason: str | None = None
+
+
+@dataclass(slots=True)
+class Theme:
+    """A module or cross-cutting topic of the week, with its PRs and the counts behind it."""
+
+    key: str
+    name: str
+    prs: list[int]
+    kind: str = "module"  # "module" | "configured" | "discovered" | "type"
+    baseline_mean: float = 0.0
+    previous: int = 0
+    rank_in_history: int | None = None  # 1 = most of any week in the baseline span
+    history_weeks: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.prs)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["count"] = self.count
+        return d
+
+
+@dataclass(slots=True)
+class Item:
+    """One entry of a section: a short name, its text, and the PRs it cites."""
+
+    name: str
+    text: str
+    prs: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TableRow:
+    number: int
+    gist: str
+    importance: float
+    key_contribution: str
+    url: str | None = None
+
+
+@dataclass(slots=True)
+class Sections:
+    """The six sections of `report-format.md`, already written in the report's language."""
+
+    summary: str
+    key_changes: list[Item]
+    trends: list[Item]
+    risks: list[Item]
+    table: list[TableRow]
+    recommendations: list[Item]
+    closing: str = ""
+    sources: dict[str, str] = field(default_factory=dict)  # section -> engine that wrote it
+
+
+@dataclass(slots=True)
+class Card:
+    """The chat card's text (`report-format.md`, "Chat card")."""
+
+    title: str
+    highlights: list[str]
+    risks: list[str]
+    button: str
+    link: str | None = None
+
+
+@dataclass(slots=True)
+class Report:
+    """A weekly report: the data, the computed statistics, and the written sections."""
+
+    repository: str
+    week: str  # "2026-W26" (or "2026-06-01..2026-06-10" for a custom range)
+    timezone: str
+    start: datetime
+    end: datetime  # exclusive
+    lang: str
+    threshold: float
+    stats: dict
+    pull_requests: list[PullRequest]
+    analyses: dict[int, PRAnalysis]
+    themes: list[Theme]
+    risks: list[Risk]
+    sections: Sections
+    card: Card
+    engine: dict
+    direct_commits: list[Commit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    generated_at: datetime | None = None
+
+    @property
+    def owner(self) -> str:
+        return self.repository.split("/", 1)[0] if "/" in self.repository else ""
+
+    @property
+    def repo(self) -> str:
+        return self.repository.split("/", 1)[-1]

@@ -1,0 +1,231 @@
+"""The report as a JSON-ready dict (the source of every other format) and back.
+
+The keys are a contract other tools read (see README, "JSON output"): add
+freely, never rename. `report_from_dict` lets `publish` and `site` work from a
+saved REPORT.json without re-running the analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime
+
+from .models import (
+    SCHEMA_VERSION,
+    Card,
+    Comment,
+    Commit,
+    FileChange,
+    Item,
+    PRAnalysis,
+    PullRequest,
+    Reason,
+    Report,
+    ReviewThread,
+    Risk,
+    Sections,
+    TableRow,
+    Theme,
+)
+
+SECTION_KEYS = ("summary", "key_changes", "trends", "risks", "table", "recommendations")
+
+
+def _iso(d: datetime | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+def pr_to_dict(pr: PullRequest, a: PRAnalysis | None, tz) -> dict:
+    d = {
+        "number": pr.number,
+        "title": pr.title,
+        "url": pr.url,
+        "author": pr.author,
+        "merged_at": pr.merged_at.astimezone(tz).isoformat(),
+        "sha": pr.sha,
+        "via": pr.via,
+        "base_branch": pr.base_branch,
+        "labels": list(pr.labels),
+        "lines_added": pr.lines_added,
+        "lines_deleted": pr.lines_deleted,
+        "files_changed": len(pr.files),
+        "files": [asdict(f) for f in pr.files[:200]],
+        "files_truncated": max(0, len(pr.files) - 200),
+        "linked_issues": list(pr.linked_issues),
+        "reverts": pr.reverts,
+        "reviews": [_comment(c) for c in pr.reviews],
+        "review_threads": len(pr.threads),
+        "unresolved_threads": sum(1 for t in pr.threads if t.resolved is False),
+        "comments": len(pr.comments),
+        "discussion_known": pr.discussion_known,
+    }
+    if a is not None:
+        d.update(
+            {
+                "modules": a.modules,
+                "type": a.type,
+                "themes": a.themes,
+                "breaking": a.breaking,
+                "importance": a.importance,
+                "importance_reasons": [str(r) for r in a.importance_reasons],
+                "importance_terms": [asdict(r) for r in a.importance_reasons],
+                "gist": a.gist,
+                "key_contribution": a.key_contribution,
+                "risks": [r.to_dict() for r in a.risks],
+                "discussion_summary": a.discussion_summary,
+                "analysis_engine": a.engine,
+                "fallback_reason": a.fallback_reason,
+            }
+        )
+    return d
+
+
+def _comment(c: Comment) -> dict:
+    return {"author": c.author, "state": c.state, "kind": c.kind, "created_at": _iso(c.created_at)}
+
+
+def _items(items: list[Item]) -> list[dict]:
+    return [asdict(i) for i in items]
+
+
+def sections_to_dict(s: Sections, headings: dict[str, str]) -> dict:
+    return {
+        "summary": {"heading": headings["summary"], "text": s.summary},
+        "key_changes": {"heading": headings["key_changes"], "items": _items(s.key_changes)},
+        "trends": {"heading": headings["trends"], "items": _items(s.trends)},
+        "risks": {"heading": headings["risks"], "items": _items(s.risks)},
+        "table": {"heading": headings["table"], "rows": [asdict(r) for r in s.table]},
+        "recommendations": {"heading": headings["recommendations"], "items": _items(s.recommendations)},
+        "closing": s.closing,
+        "written_by": dict(s.sources),
+    }
+
+
+def report_to_dict(report: Report) -> dict:
+    from .i18n import catalog
+
+    cat = catalog(report.lang)
+    tz = report.start.tzinfo
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "repository": report.repository,
+        "week": report.week,
+        "timezone": report.timezone,
+        "language": report.lang,
+        "title": cat.title(report),
+        "range": {
+            "start": report.start.isoformat(),
+            "end": report.end.isoformat(),
+            "first_day": report.start.date().isoformat(),
+            "last_day": _last_day(report).isoformat(),
+        },
+        "threshold": report.threshold,
+        "stats": report.stats,
+        "pull_requests": [pr_to_dict(pr, report.analyses.get(pr.number), tz) for pr in report.pull_requests],
+        "direct_commits": [
+            {"sha": c.sha, "subject": c.subject, "author": c.author, "committed_at": c.committed_at.astimezone(tz).isoformat()}
+            for c in report.direct_commits
+        ],
+        "themes": [t.to_dict() for t in report.themes],
+        "risks": [r.to_dict() for r in report.risks],
+        "sections": sections_to_dict(report.sections, cat.headings()),
+        "card": asdict(report.card),
+        "engine": report.engine,
+        "warnings": list(report.warnings),
+        "generated_at": _iso(report.generated_at),
+    }
+
+
+def _last_day(report: Report):
+    from datetime import timedelta
+
+    return (report.end - timedelta(microseconds=1)).astimezone(report.start.tzinfo).date()
+
+
+def report_from_dict(d: dict) -> Report:
+    """Rebuild a `Report` from `report_to_dict` output (for publish/site from JSON)."""
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(d["timezone"])
+    prs: list[PullRequest] = []
+    analyses: dict[int, PRAnalysis] = {}
+    for p in d["pull_requests"]:
+        pr = PullRequest(
+            number=p["number"],
+            title=p["title"],
+            body="",
+            author=p.get("author") or "",
+            merged_at=datetime.fromisoformat(p["merged_at"]),
+            files=[FileChange(**f) for f in p.get("files", [])],
+            sha=p.get("sha"),
+            url=p.get("url"),
+            base_branch=p.get("base_branch"),
+            via=p.get("via", "squash"),
+            labels=list(p.get("labels", [])),
+            reviews=[
+                Comment(author=r["author"], body="", kind=r.get("kind", "review"), state=r.get("state"))
+                for r in p.get("reviews", [])
+            ],
+            threads=[ReviewThread(path=None, resolved=False) for _ in range(p.get("unresolved_threads", 0))],
+            linked_issues=list(p.get("linked_issues", [])),
+            discussion_known=p.get("discussion_known", False),
+            reverts=p.get("reverts"),
+            additions_total=p.get("lines_added"),
+            deletions_total=p.get("lines_deleted"),
+        )
+        prs.append(pr)
+        if "importance" in p:
+            analyses[pr.number] = PRAnalysis(
+                number=pr.number,
+                modules=p["modules"],
+                type=p["type"],
+                themes=p["themes"],
+                breaking=p["breaking"],
+                importance=p["importance"],
+                importance_reasons=[Reason(**r) for r in p.get("importance_terms", [])],
+                key_contribution=p["key_contribution"],
+                risks=[Risk(**r) for r in p.get("risks", [])],
+                discussion_summary=p.get("discussion_summary"),
+                gist=p.get("gist", ""),
+                engine=p.get("analysis_engine", "offline"),
+                fallback_reason=p.get("fallback_reason"),
+            )
+    s = d["sections"]
+    sections = Sections(
+        summary=s["summary"]["text"],
+        key_changes=[Item(**i) for i in s["key_changes"]["items"]],
+        trends=[Item(**i) for i in s["trends"]["items"]],
+        risks=[Item(**i) for i in s["risks"]["items"]],
+        table=[TableRow(**r) for r in s["table"]["rows"]],
+        recommendations=[Item(**i) for i in s["recommendations"]["items"]],
+        closing=s.get("closing", ""),
+        sources=dict(s.get("written_by", {})),
+    )
+    themes = []
+    for t in d.get("themes", []):
+        t = dict(t)
+        t.pop("count", None)
+        themes.append(Theme(**t))
+    return Report(
+        repository=d["repository"],
+        week=d["week"],
+        timezone=d["timezone"],
+        start=datetime.fromisoformat(d["range"]["start"]).astimezone(tz),
+        end=datetime.fromisoformat(d["range"]["end"]).astimezone(tz),
+        lang=d.get("language", "en"),
+        threshold=d.get("threshold", 5.0),
+        stats=d["stats"],
+        pull_requests=prs,
+        analyses=analyses,
+        themes=themes,
+        risks=[Risk(**r) for r in d.get("risks", [])],
+        sections=sections,
+        card=Card(**d["card"]),
+        engine=d.get("engine", {}),
+        direct_commits=[
+            Commit(sha=c["sha"], subject=c["subject"], author=c["author"], committed_at=datetime.fromisoformat(c["committed_at"]))
+            for c in d.get("direct_commits", [])
+        ],
+        warnings=list(d.get("warnings", [])),
+        generated_at=datetime.fromisoformat(d["generated_at"]) if d.get("generated_at") else None,
+    )

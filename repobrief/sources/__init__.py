@@ -1,0 +1,53 @@
+"""Sources: where pull requests come from. One module per backend, looked up in
+`repobrief.registry.SOURCES`; this module holds only the interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from datetime import datetime
+
+from ..models import Commit, PullRequest
+from ..window import Window
+
+
+class Source(ABC):
+    """A place that knows which pull requests were merged when.
+
+    Only `iter_pull_requests` is required. The other methods let a source share
+    what it knows cheaply; their defaults say "unknown".
+    """
+
+    #: warnings for the user (shallow clone, truncated data, …)
+    warnings: list[str]
+
+    def __init__(self) -> None:
+        self.warnings = []
+
+    @abstractmethod
+    def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
+        """Yield the PRs merged into the default branch inside `window`."""
+
+    def direct_commits(self, window: Window) -> list[Commit]:
+        """Commits on the default branch inside `window` that no PR explains."""
+        return []
+
+    def repository_name(self) -> str | None:
+        """`owner/repo`, when the source can tell."""
+        return None
+
+    def earlier_authors(self, before: datetime) -> set[str] | None:
+        """Everyone who authored a change before `before` (None: unknown)."""
+        return None
+
+    def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
+        """Unified diffs (added/removed lines) of `prs` limited to files matching the
+        glob `paths`, at most `max_bytes` per PR. Empty when the source has no diffs."""
+        return {}
+
+    def default_timezone(self) -> str | None:
+        """The repository's configured time zone, when the source has one."""
+        return None
+
+    def close(self) -> None:
+        """Release resources (processes, connections)."""

@@ -1,0 +1,123 @@
+"""Report windows: an ISO week (`2026-W26`, `last`) or a date range, in a time zone."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from .errors import UsageError
+
+WEEK_FORMS = "YYYY-Www (e.g. 2026-W26), 'last' or 'this'"
+_WEEK_RE = re.compile(r"^(\d{4})-?W(\d{1,2})$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A half-open interval [start, end) of merge times, with the zone it is read in."""
+
+    start: datetime
+    end: datetime
+    tz: tzinfo
+    label: str  # "2026-W26" for ISO weeks, "2026-06-01..2026-06-10" otherwise
+
+    @property
+    def is_week(self) -> bool:
+        return _WEEK_RE.match(self.label) is not None
+
+    @property
+    def tz_name(self) -> str:
+        return getattr(self.tz, "key", str(self.tz))
+
+    @property
+    def last_day(self) -> date:
+        """The last calendar day inside the window (its end is exclusive)."""
+        return (self.end - timedelta(microseconds=1)).astimezone(self.tz).date()
+
+    @property
+    def first_day(self) -> date:
+        return self.start.astimezone(self.tz).date()
+
+    def contains(self, when: datetime) -> bool:
+        return self.start <= when < self.end
+
+    def shifted(self, weeks: int) -> Window:
+        """The same-shaped window `weeks` weeks later (negative: earlier)."""
+        return iso_week_window(self.first_day + timedelta(weeks=weeks), self.tz)
+
+
+def parse_timezone(name: str | None) -> ZoneInfo:
+    name = name or "UTC"
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        import difflib
+
+        near = difflib.get_close_matches(name, sorted(available_timezones()), n=1)
+        raise UsageError(
+            f"unknown time zone {name!r}; use an IANA name such as Asia/Shanghai, Europe/Berlin or UTC",
+            f"did you mean {near[0]!r}?" if near else None,
+        ) from None
+
+
+def iso_week_window(day: date, tz: tzinfo) -> Window:
+    """The ISO week (Monday 00:00 to next Monday 00:00 in `tz`) containing `day`."""
+    monday = day - timedelta(days=day.isoweekday() - 1)
+    start = datetime.combine(monday, time(0), tz)
+    end = datetime.combine(monday + timedelta(days=7), time(0), tz)
+    y, w, _ = monday.isocalendar()
+    return Window(start, end, tz, f"{y}-W{w:02d}")
+
+
+def parse_week(text: str, tz: tzinfo, now: datetime | None = None) -> Window:
+    """`2026-W26` / `2026W26` / `last` (the last complete week) / `this`."""
+    now = (now or datetime.now(tz)).astimezone(tz)
+    t = text.strip()
+    if t.lower() == "last":
+        return iso_week_window(now.date() - timedelta(days=7), tz)
+    if t.lower() == "this":
+        return iso_week_window(now.date(), tz)
+    m = _WEEK_RE.match(t)
+    if not m:
+        raise UsageError(f"invalid --week {text!r}; valid forms: {WEEK_FORMS}")
+    year, week = int(m.group(1)), int(m.group(2))
+    try:
+        monday = date.fromisocalendar(year, week, 1)
+    except ValueError:
+        raise UsageError(f"invalid --week {text!r}: {year} has no ISO week {week}; valid forms: {WEEK_FORMS}") from None
+    return iso_week_window(monday, tz)
+
+
+def parse_date(text: str, option: str) -> date:
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(f"invalid {option} {text!r}; use a date such as 2026-06-22 (YYYY-MM-DD)") from None
+
+
+def date_range_window(since: str, until: str, tz: tzinfo) -> Window:
+    """From `since` 00:00 to the end of `until` (inclusive), in `tz`."""
+    s, u = parse_date(since, "--since"), parse_date(until, "--until")
+    if u < s:
+        raise UsageError(f"--until {until} is before --since {since}; give an end date on or after the start")
+    start = datetime.combine(s, time(0), tz)
+    end = datetime.combine(u + timedelta(days=1), time(0), tz)
+    if (s.isoweekday(), (u - s).days) == (1, 6):
+        y, w, _ = s.isocalendar()
+        return Window(start, end, tz, f"{y}-W{w:02d}")
+    return Window(start, end, tz, f"{s.isoformat()}..{u.isoformat()}")
+
+
+def resolve_window(
+    week: str | None, since: str | None, until: str | None, tz: tzinfo, now: datetime | None = None
+) -> Window:
+    """The CLI's rules: `--week`, or `--since`/`--until`, default the last complete week."""
+    if week and (since or until):
+        raise UsageError("give either --week or --since/--until, not both")
+    if since or until:
+        if not since:
+            raise UsageError("--until needs --since (YYYY-MM-DD)")
+        until = until or (now or datetime.now(tz)).astimezone(tz).date().isoformat()
+        return date_range_window(since, until, tz)
+    return parse_week(week or "last", tz, now)
