@@ -1,0 +1,545 @@
+"""The embedded store: pull requests, analyses, the LLM response cache, rendered
+reports and sources' sync state, in SQLite (default, WAL) or PostgreSQL (by URL).
+
+One code path for both: SQLAlchemy 2 Core with portable types, upserts through
+the dialect's `INSERT … ON CONFLICT` (SQLite and PostgreSQL spell it alike), and
+Alembic migrations shipped under `repobrief/migrations/`. Opening an
+up-to-date database costs one query: Alembic is imported only when the stored
+revision differs from `schema.SCHEMA_REVISION`.
+
+    from repobrief.store import open_store
+    with open_store("reports.db") as store:
+        store.save_pull_requests("verl-project/verl", prs, source="git")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from ..models import PRAnalysis, PullRequest
+
+__all__ = [
+    "CacheEntry",
+    "Store",
+    "SyncState",
+    "cache_key",
+    "default_db_path",
+    "mask_url",
+    "open_store",
+]
+
+
+@dataclass(slots=True)
+class CacheEntry:
+    key: str
+    model: str
+    prompt_version: str
+    response: str
+    prompt_tokens: int
+    completion_tokens: int
+    created_at: datetime
+
+
+@dataclass(slots=True)
+class SyncState:
+    repository: str
+    source: str
+    cursor: str | None
+    last_updated: datetime | None
+    last_synced_at: datetime | None
+    extra: dict | None
+
+
+def default_db_path() -> Path:
+    """`repobrief.db` under the user data directory (XDG_DATA_HOME on Linux)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("repobrief", appauthor=False) / "repobrief.db"
+
+
+def cache_key(model: str, prompt_version: str, request: Any) -> str:
+    """The LLM cache key: sha256 of model, prompt version and the canonical request."""
+    body = request if isinstance(request, str) else json.dumps(request, sort_keys=True, ensure_ascii=False)
+    h = hashlib.sha256()
+    for part in (model, "\x00", prompt_version, "\x00", body):
+        h.update(part.encode("utf-8"))
+    return h.hexdigest()
+
+
+_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)")
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by `***` (safe for messages and logs)."""
+    return _PASSWORD_RE.sub(r"\1***\2", url)
+
+
+def _is_url(target: str) -> bool:
+    return "://" in target
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Store:
+    """A database of repobrief's records. Use `open_store` to get one."""
+
+    def __init__(self, engine, display: str) -> None:
+        self._engine = engine
+        self.display = display  # path or masked URL, for messages
+        self._repo_ids: dict[str, int] = {}
+        from . import schema
+
+        self._t = schema
+
+    # ----------------------------------------------------------------- plumbing
+
+    @property
+    def dialect(self) -> str:
+        return self._engine.dialect.name
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[Any]:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as e:
+            raise _store_error(f"cannot {what} in the store {self.display}", e) from None
+
+    def _upsert(self, conn, table, rows: list[dict], keys: list[str], update: list[str] | None = None) -> None:
+        """INSERT … ON CONFLICT (keys) DO UPDATE: the same statement shape on SQLite and PostgreSQL."""
+        if not rows:
+            return
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        stmt = insert(table)
+        cols = update if update is not None else [c for c in rows[0] if c not in keys]
+        if cols:
+            stmt = stmt.on_conflict_do_update(index_elements=keys, set_={c: stmt.excluded[c] for c in cols})
+        else:
+            stmt = stmt.on_conflict_do_nothing(index_elements=keys)
+        conn.execute(stmt, rows)
+
+    def _repo_id(self, conn, name: str, *, create: bool = True) -> int | None:
+        if name in self._repo_ids:
+            return self._repo_ids[name]
+        from sqlalchemy import select
+
+        t = self._t.repositories
+        rid = conn.execute(select(t.c.id).where(t.c.name == name)).scalar()
+        if rid is None and create:
+            self._upsert(conn, t, [{"name": name, "created_at": _now()}], ["name"], update=[])
+            rid = conn.execute(select(t.c.id).where(t.c.name == name)).scalar_one()
+        if rid is not None:
+            self._repo_ids[name] = rid
+        return rid
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ repositories
+
+    def repositories(self) -> list[str]:
+        from sqlalchemy import select
+
+        t = self._t.repositories
+        with self._tx("list repositories") as conn:
+            return list(conn.execute(select(t.c.name).order_by(t.c.name)).scalars())
+
+    def save_repository(self, name: str, *, url: str | None = None, default_branch: str | None = None) -> None:
+        t = self._t.repositories
+        row = {"name": name, "url": url, "default_branch": default_branch, "created_at": _now()}
+        with self._tx("save repository") as conn:
+            self._upsert(conn, t, [row], ["name"], update=["url", "default_branch"])
+
+    # ---------------------------------------------------------- pull requests
+
+    def save_pull_requests(
+        self,
+        repository: str,
+        prs: Iterable[PullRequest],
+        *,
+        source: str,
+        updated_at: dict[int, datetime] | None = None,
+    ) -> int:
+        """Insert or replace PRs (unique on repository + number). `updated_at` maps a PR
+        number to the source's last-modified time, for incremental sync. Returns the count."""
+        from .codec import pr_to_row
+
+        now = datetime.now(UTC)
+        with self._tx("save pull requests") as conn:
+            rid = self._repo_id(conn, repository)
+            rows = [
+                pr_to_row(pr, repository_id=rid, source=source, updated_at=(updated_at or {}).get(pr.number), now=now)
+                for pr in prs
+            ]
+            # executemany in chunks keeps PostgreSQL's parameter limit out of reach
+            for i in range(0, len(rows), 500):
+                self._upsert(conn, self._t.pull_requests, rows[i : i + 500], ["repository_id", "number"])
+        return len(rows)
+
+    def load_pull_requests(
+        self,
+        repository: str,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        *,
+        source: str | None = None,
+    ) -> list[PullRequest]:
+        """PRs of `repository` merged in [start, end) (either bound optional), oldest first."""
+        from sqlalchemy import select
+
+        from .codec import pr_from_row, to_utc_naive
+
+        t = self._t.pull_requests
+        with self._tx("load pull requests") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return []
+            q = select(t).where(t.c.repository_id == rid)
+            if start is not None or end is not None:
+                q = q.where(t.c.merged_at.is_not(None))
+            if start is not None:
+                q = q.where(t.c.merged_at >= to_utc_naive(start))
+            if end is not None:
+                q = q.where(t.c.merged_at < to_utc_naive(end))
+            if source is not None:
+                q = q.where(t.c.source == source)
+            rows = conn.execute(q.order_by(t.c.merged_at, t.c.number)).all()
+        return [pr_from_row(r) for r in rows]
+
+    def get_pull_request(self, repository: str, number: int) -> PullRequest | None:
+        from sqlalchemy import select
+
+        from .codec import pr_from_row
+
+        t = self._t.pull_requests
+        with self._tx("load a pull request") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return None
+            row = conn.execute(select(t).where(t.c.repository_id == rid, t.c.number == number)).first()
+        return pr_from_row(row) if row is not None else None
+
+    def pull_request_updated_at(self, repository: str) -> dict[int, datetime | None]:
+        """number -> stored `updated_at`, for a source deciding what to refetch."""
+        from sqlalchemy import select
+
+        from .codec import from_utc_naive
+
+        t = self._t.pull_requests
+        with self._tx("load pull request times") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return {}
+            rows = conn.execute(select(t.c.number, t.c.updated_at).where(t.c.repository_id == rid)).all()
+        return {n: from_utc_naive(u) for n, u in rows}
+
+    # -------------------------------------------------------------- analyses
+
+    def save_analysis(
+        self, repository: str, analysis: PRAnalysis, *, model: str = "", prompt_version: str = "", input_hash: str = ""
+    ) -> None:
+        from .codec import analysis_to_json
+
+        row = {
+            "number": analysis.number,
+            "engine": analysis.engine,
+            "model": model,
+            "prompt_version": prompt_version,
+            "input_hash": input_hash,
+            "json": analysis_to_json(analysis),
+            "created_at": _now(),
+        }
+        keys = ["repository_id", "number", "engine", "model", "prompt_version", "input_hash"]
+        with self._tx("save an analysis") as conn:
+            row["repository_id"] = self._repo_id(conn, repository)
+            self._upsert(conn, self._t.analyses, [row], keys)
+
+    def load_analyses(self, repository: str, numbers: Iterable[int] | None = None, *, engine: str | None = None) -> dict[int, PRAnalysis]:
+        """The newest stored analysis per PR number (optionally of one engine)."""
+        from sqlalchemy import select
+
+        from .codec import analysis_from_json
+
+        t = self._t.analyses
+        with self._tx("load analyses") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return {}
+            q = select(t.c.number, t.c.json).where(t.c.repository_id == rid)
+            if numbers is not None:
+                q = q.where(t.c.number.in_(list(numbers)))
+            if engine is not None:
+                q = q.where(t.c.engine == engine)
+            rows = conn.execute(q.order_by(t.c.created_at, t.c.id)).all()
+        return {n: analysis_from_json(j) for n, j in rows}
+
+    # ------------------------------------------------------------- LLM cache
+
+    def cache_get(self, key: str) -> CacheEntry | None:
+        from sqlalchemy import select
+
+        t = self._t.llm_cache
+        with self._tx("read the LLM cache") as conn:
+            row = conn.execute(select(t).where(t.c.key == key)).first()
+        if row is None:
+            return None
+        m = row._mapping
+        return CacheEntry(
+            key=m["key"],
+            model=m["model"],
+            prompt_version=m["prompt_version"],
+            response=m["response"],
+            prompt_tokens=m["prompt_tokens"],
+            completion_tokens=m["completion_tokens"],
+            created_at=m["created_at"].replace(tzinfo=UTC),
+        )
+
+    def cache_put(
+        self, key: str, *, model: str, prompt_version: str, response: str, prompt_tokens: int = 0, completion_tokens: int = 0
+    ) -> None:
+        row = {
+            "key": key,
+            "model": model,
+            "prompt_version": prompt_version,
+            "response": response,
+            "prompt_tokens": int(prompt_tokens or 0),
+            "completion_tokens": int(completion_tokens or 0),
+            "created_at": _now(),
+        }
+        with self._tx("write the LLM cache") as conn:
+            self._upsert(conn, self._t.llm_cache, [row], ["key"])
+
+    # --------------------------------------------------------------- reports
+
+    def save_report(self, repository: str, week: str, lang: str, format: str, content: str) -> None:
+        """Store a rendered report; a second save of the same week/lang/format replaces it."""
+        row = {"week": week, "lang": lang, "format": format, "content": content, "created_at": _now()}
+        with self._tx("save a report") as conn:
+            row["repository_id"] = self._repo_id(conn, repository)
+            self._upsert(conn, self._t.reports, [row], ["repository_id", "week", "lang", "format"])
+
+    def load_report(self, repository: str, week: str, lang: str, format: str) -> str | None:
+        from sqlalchemy import select
+
+        t = self._t.reports
+        with self._tx("load a report") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return None
+            return conn.execute(
+                select(t.c.content).where(t.c.repository_id == rid, t.c.week == week, t.c.lang == lang, t.c.format == format)
+            ).scalar()
+
+    # ------------------------------------------------------------ sync state
+
+    def get_sync_state(self, repository: str, source: str) -> SyncState | None:
+        from sqlalchemy import select
+
+        from .codec import from_utc_naive
+
+        t = self._t.sync_state
+        with self._tx("read sync state") as conn:
+            rid = self._repo_id(conn, repository, create=False)
+            if rid is None:
+                return None
+            row = conn.execute(select(t).where(t.c.repository_id == rid, t.c.source == source)).first()
+        if row is None:
+            return None
+        m = row._mapping
+        return SyncState(
+            repository=repository,
+            source=source,
+            cursor=m["cursor"],
+            last_updated=from_utc_naive(m["last_updated"]),
+            last_synced_at=from_utc_naive(m["last_synced_at"]),
+            extra=m["extra"],
+        )
+
+    def set_sync_state(
+        self,
+        repository: str,
+        source: str,
+        *,
+        cursor: str | None = None,
+        last_updated: datetime | None = None,
+        last_synced_at: datetime | None = None,
+        extra: dict | None = None,
+    ) -> None:
+        """Record how far a source has synced (replaces the previous state)."""
+        from .codec import to_utc_naive
+
+        row = {
+            "source": source,
+            "cursor": cursor,
+            "last_updated": to_utc_naive(last_updated),
+            "last_synced_at": to_utc_naive(last_synced_at) or _now(),
+            "extra": extra,
+        }
+        with self._tx("write sync state") as conn:
+            row["repository_id"] = self._repo_id(conn, repository)
+            self._upsert(conn, self._t.sync_state, [row], ["repository_id", "source"])
+
+
+# ------------------------------------------------------------------- opening
+
+
+def _store_error(message: str, exc: BaseException) -> StoreError:
+    detail = str(getattr(exc, "orig", None) or exc).splitlines()[0] if str(exc) else type(exc).__name__
+    detail = mask_url(detail)
+    hint = None
+    low = detail.lower()
+    if "readonly" in low or "read-only" in low or "permission" in low:
+        hint = "make the file and its folder writable, or choose another location with --db"
+    elif "not a database" in low:
+        hint = "the file is not a repobrief database; choose another path with --db"
+    elif "unable to open" in low:
+        hint = "check that the folder exists and is writable, or choose another location with --db"
+    return StoreError(f"{message}: {detail}", hint)
+
+
+def _sqlite_engine(path: Path, url=None):
+    """SQLite at `path` (or at `url`, a sqlite URL with query options such as mode=ro)."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    if url is None:
+        if path.exists() and path.is_dir():
+            raise StoreError(f"cannot open the store {path}: it is a directory", "give a file path with --db")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(
+                f"cannot open the store {path}: cannot create folder {path.parent} ({e.strerror})",
+                "choose a writable location with --db",
+            ) from None
+    # NullPool: every transaction opens its own sqlite3 connection, so the store
+    # is safe to use from the LLM engine's worker threads; opening is cheap.
+    engine = create_engine(url or f"sqlite:///{path}", poolclass=NullPool, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record) -> None:
+        cur = dbapi_conn.cursor()
+        try:
+            # WAL lets readers run while a writer writes; a read-only file keeps its mode.
+            cur.execute("PRAGMA journal_mode=WAL")
+        except Exception:  # noqa: BLE001 - read-only media: the journal mode cannot change
+            pass
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    return engine
+
+
+def _url_engine(url: str):
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    shown = mask_url(url)
+    try:
+        u = make_url(url)
+    except ArgumentError:
+        raise StoreError(
+            f"invalid database URL {shown}",
+            "use a file path, sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB",
+        ) from None
+    if u.drivername in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+    if u.drivername.startswith("sqlite"):
+        if u.database in (None, "", ":memory:"):
+            return create_engine(u), ":memory:"
+        if u.query:
+            return _sqlite_engine(Path(u.database), url=u), u.database
+        return _sqlite_engine(Path(u.database).expanduser()), u.database
+    if not u.drivername.startswith("postgresql"):
+        raise StoreError(
+            f"unsupported database URL {shown}: {u.drivername!r} is not supported",
+            "use SQLite (a file path) or postgresql://USER:PASSWORD@HOST/DB",
+        )
+    try:
+        return create_engine(u, pool_pre_ping=True), u.render_as_string(hide_password=True)
+    except (NoSuchModuleError, ModuleNotFoundError, ImportError):
+        raise StoreError(
+            f"cannot open the store {shown}: the PostgreSQL driver is not installed",
+            "pip install 'repobrief[postgres]'",
+        ) from None
+
+
+def _migrate(engine, display: str) -> None:
+    """Bring the database to `SCHEMA_REVISION`: one query when it is already there."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from .schema import SCHEMA_REVISION
+
+    try:
+        with engine.connect() as conn:
+            try:
+                current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            except SQLAlchemyError as e:
+                msg = str(getattr(e, "orig", e)).lower()
+                if "no such table" not in msg and "does not exist" not in msg and "undefined" not in msg:
+                    raise
+                conn.rollback()
+                current = None
+        if current == SCHEMA_REVISION:
+            return
+        from alembic import command
+        from alembic.config import Config
+        from alembic.script import ScriptDirectory
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
+        if current is not None and current not in {s.revision for s in ScriptDirectory.from_config(cfg).walk_revisions()}:
+            raise StoreError(
+                f"the store {display} has schema revision {current!r}, newer than this repobrief knows",
+                "upgrade repobrief, or use another database with --db",
+            )
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    except SQLAlchemyError as e:
+        raise _store_error(f"cannot open the store {display}", e) from None
+
+
+def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True) -> Store:
+    """Open (creating and migrating as needed) the store at `target`: a file path,
+    `sqlite:///PATH`, `postgresql://…`, or None for `default_db_path()`.
+
+    Raises `StoreError` naming the path or the URL (password masked)."""
+    if target is None or str(target) == "":
+        target = default_db_path()
+    t = os.fspath(target)
+    if _is_url(t):
+        engine, display = _url_engine(t)
+        display = mask_url(str(display))
+    else:
+        path = Path(t).expanduser()
+        engine, display = _sqlite_engine(path), str(path)
+    if migrate:
+        _migrate(engine, display)
+    return Store(engine, display)

@@ -1,0 +1,255 @@
+"""The store on real SQLite files: migrations, round trips, upserts, errors."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from repobrief.errors import StoreError
+from repobrief.models import Comment, FileChange, PRAnalysis, PullRequest, Reason, ReviewThread, Risk
+from repobrief.store import cache_key, default_db_path, mask_url, open_store
+from repobrief.store.schema import SCHEMA_REVISION
+
+SHANGHAI = timezone(timedelta(hours=8))
+
+
+def _pr(number: int, merged: datetime, **kw) -> PullRequest:
+    base = dict(
+        number=number,
+        title=f"[trainer] feat: change {number}",
+        body=f"Body of {number}\n\nwith ünïcode 中文",
+        author="alice",
+        merged_at=merged,
+        files=[FileChange("verl/trainer/a.py", 10, 2, "M"), FileChange("img.png", None, None, "A")],
+        sha="abc" * 13 + "d",
+        url=f"https://github.com/o/r/pull/{number}",
+        labels=["enhancement"],
+    )
+    base.update(kw)
+    return PullRequest(**base)
+
+
+def test_creates_file_with_wal_and_head_revision(tmp_path):
+    db = tmp_path / "sub" / "dir" / "rb.db"
+    with open_store(db) as store:
+        assert store.repositories() == []
+    assert db.is_file()
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_REVISION
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"repositories", "pull_requests", "analyses", "llm_cache", "reports", "sync_state"} <= tables
+
+
+def test_schema_revision_is_the_migrations_head():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import repobrief.migrations as mig
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(mig.__file__).parent))
+    assert ScriptDirectory.from_config(cfg).get_current_head() == SCHEMA_REVISION
+
+
+def test_migrated_tables_match_the_schema_module(tmp_path):
+    """The migration and `schema.py` describe the same columns."""
+    from repobrief.store import schema
+
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    con = sqlite3.connect(db)
+    for table in schema.metadata.sorted_tables:
+        cols = {r[1] for r in con.execute(f"PRAGMA table_info({table.name})")}
+        assert cols == {c.name for c in table.columns}, table.name
+
+
+def test_reopening_a_migrated_store_does_not_import_alembic(tmp_path):
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    code = (
+        "import sys; from repobrief.store import open_store; "
+        f"s = open_store({str(db)!r}); s.repositories(); s.close(); "
+        "print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_pull_requests_round_trip_and_window(tmp_path):
+    monday = datetime(2026, 6, 22, tzinfo=SHANGHAI)
+    prs = [
+        _pr(1, monday - timedelta(minutes=1)),  # the Sunday before, in Shanghai
+        _pr(
+            2,
+            monday + timedelta(hours=1),
+            reviews=[Comment("bob", "LGTM", kind="review", state="APPROVED", created_at=monday)],
+            comments=[Comment("carol", "why not X?")],
+            threads=[ReviewThread("a.py", [Comment("dave", "nit", kind="review_comment")], resolved=False, diff_hunk="@@")],
+            discussion_known=True,
+            linked_issues=[7],
+            reverts=1,
+            reverts_title="old",
+        ),
+        _pr(3, monday + timedelta(days=7)),  # next Monday: outside
+    ]
+    with open_store(tmp_path / "rb.db") as store:
+        assert store.save_pull_requests("o/r", prs, source="git") == 3
+        got = store.load_pull_requests("o/r", monday, monday + timedelta(days=7))
+    assert [p.number for p in got] == [2]
+    p = got[0]
+    assert p.merged_at == prs[1].merged_at and p.merged_at.tzinfo is not None
+    assert p.body == prs[1].body
+    assert p.files == prs[1].files
+    assert p.reviews[0].state == "APPROVED" and p.reviews[0].created_at == monday
+    assert p.comments[0].body == "why not X?"
+    assert p.threads[0].comments[0].author == "dave" and p.threads[0].resolved is False
+    assert (p.discussion_known, p.linked_issues, p.reverts, p.labels) == (True, [7], 1, ["enhancement"])
+
+
+def test_pull_requests_upsert_replaces_and_keeps_repositories_apart(tmp_path):
+    t = datetime(2026, 6, 23, tzinfo=UTC)
+    with open_store(tmp_path / "rb.db") as store:
+        store.save_pull_requests("o/r", [_pr(5, t)], source="github", updated_at={5: t})
+        store.save_pull_requests("o/r", [_pr(5, t, title="retitled")], source="github", updated_at={5: t + timedelta(hours=1)})
+        store.save_pull_requests("other/r", [_pr(5, t, title="another repo")], source="git")
+        assert [p.title for p in store.load_pull_requests("o/r")] == ["retitled"]
+        assert [p.title for p in store.load_pull_requests("other/r")] == ["another repo"]
+        assert store.pull_request_updated_at("o/r") == {5: t + timedelta(hours=1)}
+        assert store.get_pull_request("o/r", 5).title == "retitled"
+        assert store.get_pull_request("o/r", 6) is None
+        assert store.load_pull_requests("nobody/none") == []
+        assert store.repositories() == ["o/r", "other/r"]
+
+
+def test_cache_reports_analyses_and_sync_state(tmp_path):
+    db = tmp_path / "rb.db"
+    key = cache_key("gpt-x", "v1", {"messages": [{"role": "user", "content": "hi"}]})
+    assert key == cache_key("gpt-x", "v1", {"messages": [{"content": "hi", "role": "user"}]})
+    assert key != cache_key("gpt-y", "v1", {"messages": [{"role": "user", "content": "hi"}]})
+    with open_store(db) as store:
+        assert store.cache_get(key) is None
+        store.cache_put(key, model="gpt-x", prompt_version="v1", response='{"a": 1}', prompt_tokens=12, completion_tokens=3)
+        store.save_report("o/r", "2026-W26", "zh", "md", "# first")
+        store.save_report("o/r", "2026-W26", "zh", "md", "# second")
+        store.save_report("o/r", "2026-W26", "en", "md", "# english")
+        a = PRAnalysis(
+            number=4,
+            modules=["trainer"],
+            type="feat",
+            themes=["rollout"],
+            breaking=False,
+            importance=6.5,
+            importance_reasons=[Reason("feat", 3.0, "new feature")],
+            key_contribution="adds X",
+            risks=[Risk("core_path", "medium", [4], ["touches verl/trainer"])],
+            engine="llm",
+        )
+        store.save_analysis("o/r", a, model="gpt-x", prompt_version="v1", input_hash="h")
+        store.set_sync_state("o/r", "github", cursor="Y3Vyc29y", last_updated=datetime(2026, 6, 28, tzinfo=UTC), extra={"etag": "W/1"})
+        store.set_sync_state("o/r", "github", cursor="next", last_updated=datetime(2026, 6, 29, tzinfo=UTC))
+    with open_store(db) as store:  # a new process would see the same
+        hit = store.cache_get(key)
+        assert (hit.response, hit.prompt_tokens, hit.completion_tokens) == ('{"a": 1}', 12, 3)
+        assert store.load_report("o/r", "2026-W26", "zh", "md") == "# second"
+        assert store.load_report("o/r", "2026-W26", "en", "md") == "# english"
+        assert store.load_report("o/r", "2026-W27", "zh", "md") is None
+        got = store.load_analyses("o/r", [4], engine="llm")[4]
+        assert got == a
+        s = store.get_sync_state("o/r", "github")
+        assert (s.cursor, s.last_updated, s.extra) == ("next", datetime(2026, 6, 29, tzinfo=UTC), None)
+        assert store.get_sync_state("o/r", "git") is None
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM reports").fetchone()[0] == 2
+
+
+def test_not_a_database_is_a_store_error_and_file_kept(tmp_path):
+    db = tmp_path / "notes.db"
+    db.write_text("these are my notes, not a database\n" * 100)
+    with pytest.raises(StoreError) as e:
+        open_store(db)
+    assert str(db) in str(e.value) and "not a" in str(e.value)
+    assert db.read_text().startswith("these are my notes")
+
+
+def test_directory_and_unwritable_locations(tmp_path):
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(tmp_path)
+    if os.geteuid() == 0:
+        # root writes anywhere; a file under a regular file's path still cannot be created
+        blocker = tmp_path / "file"
+        blocker.write_text("x")
+        with pytest.raises(StoreError, match=r"cannot create folder"):
+            open_store(blocker / "rb.db")
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        with pytest.raises(StoreError):
+            open_store(ro / "rb.db")
+
+
+def test_read_only_database_file_fails_on_write_naming_the_path(tmp_path):
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    # open the file read-only through SQLite's URI so the test holds for root too
+    url = f"sqlite:///file:{db}?mode=ro&uri=true"
+    with open_store(url, migrate=False) as store:
+        assert store.repositories() == []
+        with pytest.raises(StoreError) as e:
+            store.save_report("o/r", "2026-W26", "zh", "md", "x")
+    assert "readonly" in str(e.value) or "read-only" in str(e.value)
+
+
+def test_bad_urls_are_store_errors_with_password_masked():
+    with pytest.raises(StoreError) as e:
+        open_store("mysql://user:hunter2@db.example/x")
+    assert "hunter2" not in str(e.value) and "***" in str(e.value) and "mysql" in str(e.value)
+    with pytest.raises(StoreError) as e:
+        open_store("not a url://user:hunter2@x")
+    assert "hunter2" not in str(e.value)
+    # no PostgreSQL server here: the error names the (masked) URL whatever is missing
+    with pytest.raises(StoreError) as e:
+        open_store("postgresql://rb:hunter2@127.0.0.1:1/rb")
+    assert "hunter2" not in str(e.value) and "127.0.0.1" in str(e.value)
+    assert mask_url("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
+
+
+def test_default_path_is_under_the_user_data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_db_path() == tmp_path / "data" / "repobrief" / "repobrief.db"
+    with open_store() as store:
+        store.save_report("o/r", "2026-W26", "en", "json", "{}")
+    assert (tmp_path / "data" / "repobrief" / "repobrief.db").is_file()
+
+
+def test_concurrent_writers_from_threads(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with open_store(tmp_path / "rb.db") as store:
+        def put(i: int) -> None:
+            store.cache_put(f"k{i}", model="m", prompt_version="v", response=str(i))
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, range(40)))
+        assert all(store.cache_get(f"k{i}").response == str(i) for i in range(40))
+
+
+def test_newer_schema_revision_is_refused_and_data_kept(tmp_path):
+    db = tmp_path / "rb.db"
+    with open_store(db) as store:
+        store.save_report("o/r", "2026-W26", "zh", "md", "# kept")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE alembic_version SET version_num = '9999_future'")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="newer than this repobrief knows"):
+        open_store(db)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT content FROM reports").fetchone()[0] == "# kept"
