@@ -86,6 +86,25 @@ RENDERERS = Registry(
     {
         "md": "repobrief.render.markdown:render",
         "json": "repobrief.render.json:render",
+        "html": "repobrief.render.html:render",
+        "feishu": "repobrief.render.cards:render_feishu",
+        "lark": "repobrief.render.cards:render_lark",
+        "slack": "repobrief.render.cards:render_slack",
+        "dingtalk": "repobrief.render.cards:render_dingtalk",
+        "wecom": "repobrief.render.cards:render_wecom",
+    },
+)
+
+# Publishers are `repobrief.publish.base.Publisher` subclasses, one per webhook platform.
+PUBLISHERS = Registry(
+    "publisher",
+    {
+        "feishu": "repobrief.publish.feishu:FeishuPublisher",
+        "lark": "repobrief.publish.feishu:LarkPublisher",
+        "slack": "repobrief.publish.slack:SlackPublisher",
+        "dingtalk": "repobrief.publish.dingtalk:DingTalkPublisher",
+        "wecom": "repobrief.publish.wecom:WeComPublisher",
+        "webhook": "repobrief.publish.webhook:WebhookPublisher",
     },
 )
 

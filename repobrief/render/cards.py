@@ -1,0 +1,298 @@
+"""Chat cards: the short message of `report-format.md` ("Chat card") per platform.
+
+One payload builder per platform — Feishu/Lark interactive card, Slack Block
+Kit, DingTalk actionCard (markdown when there is no link), WeCom markdown —
+and a `render_*` function for each that returns the payload as JSON text (the
+renderer registry's `(report) -> str` shape). Publishers post the same dicts.
+
+PR titles reach the card through its highlight and risk lines, so every line is
+made inert in the platform's own syntax: Feishu gets `plain_text`, Slack gets
+`&`, `<`, `>` escaped (its only control characters), the Markdown platforms get
+every Markdown and HTML control character backslash-escaped. Each platform has
+a size limit; lines are shortened (at a character boundary, with "…") until the
+payload fits, never cut in the middle of a character or an escape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+
+from ..models import Report
+from .links import safe_link
+
+# Size limits, from each platform's webhook documentation.
+FEISHU_MAX_BODY_BYTES = 20 * 1024  # custom bot: request body at most 20 KB
+FEISHU_SIGN_RESERVE = 128  # room for the `timestamp` and `sign` fields added when posting
+SLACK_HEADER_MAX = 150  # header block plain_text
+SLACK_SECTION_MAX = 3000  # section block text
+SLACK_BUTTON_TEXT_MAX = 75
+SLACK_URL_MAX = 3000
+DINGTALK_MAX_BYTES = 20000  # markdown / actionCard text
+WECOM_MAX_BYTES = 4096  # markdown content, UTF-8 bytes
+
+ELLIPSIS = "…"
+
+_LABELS = {
+    "zh": {"highlights": "本周亮点", "risks": "风险观察", "none": "（无）", "button": "完整周报"},
+    "en": {"highlights": "Highlights", "risks": "Risks", "none": "(none)", "button": "Full report"},
+}
+
+
+def _label(report: Report, key: str) -> str:
+    return _LABELS.get(report.lang, _LABELS["en"])[key]
+
+
+# --------------------------------------------------------------------------- shortening
+
+
+def _is_joiner(ch: str) -> bool:
+    # Combining marks, variation selectors and the zero-width joiner belong to
+    # the character before them: cutting before one would split a character.
+    return unicodedata.combining(ch) > 0 or ch == "\u200d" or "\ufe00" <= ch <= "\ufe0f" or unicodedata.category(ch) == "Mn"
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, ending in "…", at a character boundary."""
+    if len(text) <= limit:
+        return text
+    if limit <= len(ELLIPSIS):
+        return ELLIPSIS[:limit]
+    cut = limit - len(ELLIPSIS)
+    while cut > 0 and (_is_joiner(text[cut]) or text[cut - 1] == "\u200d"):
+        cut -= 1
+    return text[:cut].rstrip() + ELLIPSIS
+
+
+def _fit(build: Callable[[int | None], dict], fits: Callable[[dict], bool], longest: int) -> dict:
+    """The payload with the longest line cap (None = no cap) for which `fits` holds."""
+    payload = build(None)
+    if fits(payload):
+        return payload
+    lo, hi, best = 8, max(8, longest), None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = build(mid)
+        if fits(candidate):
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        best = build(8)  # still too big only with absurd titles; the platform will say so
+    return best
+
+
+def _cap(text: str, cap: int | None) -> str:
+    return text if cap is None else shorten(text, cap)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _json_len(payload: dict) -> int:
+    return _utf8_len(json.dumps(payload, ensure_ascii=False))
+
+
+def _longest(report: Report) -> int:
+    return max([len(s) for s in (report.card.highlights + report.card.risks)] + [len(report.card.title)])
+
+
+# --------------------------------------------------------------------------- escaping
+
+# Enough to neutralise emphasis, code, links, images, autolinks, raw HTML and
+# tables; characters that only matter at a line start (`#`, `-`, `1.`) never
+# start a line here because every line gets a prefix of ours.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|~])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every Markdown control character and flatten newlines."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def escape_slack(text: str) -> str:
+    """Slack's mrkdwn escaping: `&`, `<`, `>` (links and mentions need `<`)."""
+    return " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# --------------------------------------------------------------------------- Feishu / Lark
+
+
+def feishu_payload(report: Report) -> dict:
+    """`msg_type: interactive` with a header, the two blocks and the button."""
+    card = report.card
+    link = safe_link(card.link)
+
+    def block(heading: str, lines: list[str], cap: int | None) -> list[dict]:
+        body = "\n".join(f"• {_cap(' '.join(s.split()), cap)}" for s in lines) or _label(report, "none")
+        return [
+            # The heading is ours (a catalog string); the lines are PR text, so plain_text.
+            {"tag": "div", "text": {"tag": "lark_md", "content": f"**{heading}**"}},
+            {"tag": "div", "text": {"tag": "plain_text", "content": body}},
+        ]
+
+    def build(cap: int | None) -> dict:
+        elements = block(_label(report, "highlights"), card.highlights, cap)
+        elements.append({"tag": "hr"})
+        elements += block(_label(report, "risks"), card.risks, cap)
+        if link:
+            elements.append(
+                {
+                    "tag": "action",
+                    "actions": [
+                        {
+                            "tag": "button",
+                            "text": {"tag": "plain_text", "content": card.button or _label(report, "button")},
+                            "type": "primary",
+                            "url": link,
+                        }
+                    ],
+                }
+            )
+        return {
+            "msg_type": "interactive",
+            "card": {
+                "config": {"wide_screen_mode": True},
+                "header": {"title": {"tag": "plain_text", "content": _cap(card.title, cap)}, "template": "blue"},
+                "elements": elements,
+            },
+        }
+
+    return _fit(build, lambda p: _json_len(p) <= FEISHU_MAX_BODY_BYTES - FEISHU_SIGN_RESERVE, _longest(report))
+
+
+# --------------------------------------------------------------------------- Slack
+
+
+def slack_payload(report: Report) -> dict:
+    """Block Kit: header, a section per block, an actions block with the button."""
+    card = report.card
+    link = safe_link(card.link)
+    if link and len(link) > SLACK_URL_MAX:
+        link = None
+
+    def section(heading: str, lines: list[str], cap: int | None) -> dict:
+        body = "\n".join(f"• {escape_slack(_cap(' '.join(s.split()), cap))}" for s in lines) or escape_slack(
+            _label(report, "none")
+        )
+        return {"type": "section", "text": {"type": "mrkdwn", "text": f"*{heading}*\n{body}"}}
+
+    def build(cap: int | None) -> dict:
+        blocks = [
+            {"type": "header", "text": {"type": "plain_text", "text": shorten(card.title, SLACK_HEADER_MAX), "emoji": False}},
+            section(_label(report, "highlights"), card.highlights, cap),
+            {"type": "divider"},
+            section(_label(report, "risks"), card.risks, cap),
+        ]
+        if link:
+            button = shorten(card.button or _label(report, "button"), SLACK_BUTTON_TEXT_MAX)
+            blocks.append(
+                {
+                    "type": "actions",
+                    "elements": [
+                        {"type": "button", "text": {"type": "plain_text", "text": button}, "url": link, "style": "primary"}
+                    ],
+                }
+            )
+        # `text` is the notification fallback; plain, but Slack still parses `<…>` in it.
+        return {"text": escape_slack(card.title), "blocks": blocks}
+
+    def fits(p: dict) -> bool:
+        return all(len(b["text"]["text"]) <= SLACK_SECTION_MAX for b in p["blocks"] if b["type"] == "section")
+
+    return _fit(build, fits, _longest(report))
+
+
+# --------------------------------------------------------------------------- Markdown platforms
+
+
+def _markdown(report: Report, cap: int | None, with_link: bool, heading_prefix: str = "### ") -> str:
+    card = report.card
+    out = [f"{heading_prefix}{escape_markdown(_cap(card.title, cap))}", ""]
+    for key, lines in (("highlights", card.highlights), ("risks", card.risks)):
+        out.append(f"**{_label(report, key)}**")
+        out.append("")
+        if lines:
+            out += [f"- {escape_markdown(_cap(s, cap))}" for s in lines]
+        else:
+            out.append(escape_markdown(_label(report, "none")))
+        out.append("")
+    link = safe_link(card.link)
+    if with_link and link:
+        label = escape_markdown(card.button or _label(report, "button"))
+        out.append(f"[{label}]({link.replace(')', '%29').replace('(', '%28').replace(' ', '%20')})")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def dingtalk_payload(report: Report) -> dict:
+    """actionCard with a single button when the report has a link, else markdown."""
+    link = safe_link(report.card.link)
+    title = " ".join(report.card.title.split())
+
+    def build(cap: int | None) -> dict:
+        text = _markdown(report, cap, with_link=False)
+        if link:
+            return {
+                "msgtype": "actionCard",
+                "actionCard": {
+                    "title": _cap(title, cap),
+                    "text": text,
+                    "btnOrientation": "0",
+                    "singleTitle": report.card.button or _label(report, "button"),
+                    "singleURL": link,
+                },
+            }
+        return {"msgtype": "markdown", "markdown": {"title": _cap(title, cap), "text": text}}
+
+    def fits(p: dict) -> bool:
+        body = p.get("actionCard") or p["markdown"]
+        return _utf8_len(body["text"]) <= DINGTALK_MAX_BYTES
+
+    return _fit(build, fits, _longest(report))
+
+
+def wecom_payload(report: Report) -> dict:
+    """WeCom group robot markdown; the button becomes a link line."""
+
+    def build(cap: int | None) -> dict:
+        return {"msgtype": "markdown", "markdown": {"content": _markdown(report, cap, with_link=True, heading_prefix="# ")}}
+
+    return _fit(build, lambda p: _utf8_len(p["markdown"]["content"]) <= WECOM_MAX_BYTES, _longest(report))
+
+
+# --------------------------------------------------------------------------- renderers
+
+
+def _dumps(payload: dict) -> str:
+    return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+
+
+def render_feishu(report: Report) -> str:
+    return _dumps(feishu_payload(report))
+
+
+render_lark = render_feishu  # Lark is Feishu's international edition: same card format
+
+
+def render_slack(report: Report) -> str:
+    return _dumps(slack_payload(report))
+
+
+def render_dingtalk(report: Report) -> str:
+    return _dumps(dingtalk_payload(report))
+
+
+def render_wecom(report: Report) -> str:
+    return _dumps(wecom_payload(report))
+
+
+PAYLOADS: dict[str, Callable[[Report], dict]] = {
+    "feishu": feishu_payload,
+    "lark": feishu_payload,
+    "slack": slack_payload,
+    "dingtalk": dingtalk_payload,
+    "wecom": wecom_payload,
+}

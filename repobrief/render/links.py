@@ -1,0 +1,39 @@
+"""Which URLs a rendered report may link to.
+
+PR URLs and the report link come from sources and flags; a `javascript:` or
+`data:` URL in an `href` would run code when clicked, so every output links
+only to http(s) URLs and drops anything else.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from ..models import Report
+
+
+def safe_link(url: str | None) -> str | None:
+    """`url` when it is an absolute http(s) URL without control characters, else None."""
+    if not url or not isinstance(url, str):
+        return None
+    url = url.strip()
+    if any(ord(c) < 0x21 or c in '"<>\\`' for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return url
+
+
+def pr_link(report: Report, number: int, url: str | None = None) -> str | None:
+    """The PR's own URL when the source knew it, else its GitHub URL for an OWNER/REPO name."""
+    if url is None:
+        url = next((pr.url for pr in report.pull_requests if pr.number == number), None)
+    if url:
+        return safe_link(url)
+    if report.repository.count("/") == 1 and all(report.repository.split("/")):
+        return safe_link(f"https://github.com/{report.repository}/pull/{int(number)}")
+    return None
