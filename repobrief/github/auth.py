@@ -1,0 +1,93 @@
+"""Where the GitHub token comes from, and which host an API URL belongs to.
+
+Order: the configured token (`github.token` in the config, which the loader
+also fills from `GITHUB_TOKEN`/`GH_TOKEN`), then `GITHUB_TOKEN`, then
+`GH_TOKEN`, then `gh auth token` for the API's host. The token itself is never
+part of any message: errors say where a token was looked for, not what it is.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..errors import SourceError, UsageError
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    value: str
+    origin: str  # "config", "GITHUB_TOKEN", "GH_TOKEN", "gh auth token"
+
+    def __repr__(self) -> str:  # keeps the secret out of tracebacks and debug logs
+        return f"Token(origin={self.origin!r})"
+
+
+def normalize_api_url(url: str | None) -> str:
+    """The REST base URL: `https://api.github.com`, or `https://HOST/api/v3` for
+    GitHub Enterprise Server (a bare `https://HOST` gets `/api/v3` added)."""
+    url = (url or DEFAULT_API_URL).strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"invalid --github-url {url!r}; expected an http(s) URL",
+            "use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server",
+        )
+    if parts.username or parts.password:
+        raise UsageError(
+            "--github-url must not contain credentials",
+            "pass the token through GITHUB_TOKEN or GH_TOKEN instead",
+        )
+    host = parts.hostname or ""
+    if parts.path in ("", "/") and host not in ("api.github.com",) and not _is_loopback(host):
+        url = url + "/api/v3"
+    return url
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "127.0.0.1", "::1")
+
+
+def web_host(api_url: str) -> str:
+    """The host `gh` knows the server by: api.github.com -> github.com."""
+    host = urlsplit(api_url).hostname or "github.com"
+    return "github.com" if host == "api.github.com" else host
+
+
+def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | None = None) -> Token:
+    env = dict(os.environ) if env is None else env
+    if configured:
+        return Token(configured.strip(), "config")
+    for var in ("GITHUB_TOKEN", "GH_TOKEN"):
+        if env.get(var, "").strip():
+            return Token(env[var].strip(), var)
+    from_gh = _gh_auth_token(web_host(api_url), env)
+    if from_gh:
+        return Token(from_gh, "gh auth token")
+    raise SourceError(
+        f"no GitHub token found for {web_host(api_url)}",
+        "set GITHUB_TOKEN or GH_TOKEN, run `gh auth login`, or set github.token in repobrief.toml",
+    )
+
+
+def _gh_auth_token(host: str, env: dict[str, str]) -> str | None:
+    gh = shutil.which("gh", path=env.get("PATH"))
+    if gh is None:
+        return None
+    try:
+        out = subprocess.run(
+            [gh, "auth", "token", "--hostname", host],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env=env,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    token = out.stdout.strip()
+    return token if out.returncode == 0 and token else None

@@ -1,0 +1,262 @@
+"""Fetching merged pull requests, complete with their discussion, from GitHub.
+
+Search finds the pull requests (merged in a time range, or updated since a
+moment); every connection of every pull request is then read to its last page.
+GitHub's search returns at most 1,000 results per query, so a range whose
+`issueCount` exceeds that cap is split in two halves until each part fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ..errors import SourceError
+from ..models import Comment, FileChange, PullRequest, ReviewThread
+from . import queries
+from .client import GitHubClient
+
+SEARCH_CAP = 1000  # GitHub search never returns more than this per query
+CONNECTIONS = ("files", "labels", "reviews", "reviewThreads", "comments", "closingIssuesReferences")
+_STATUS = {"ADDED": "A", "DELETED": "D"}  # everything else (modified, renamed, …) is "M"
+
+
+@dataclass(slots=True)
+class Fetched:
+    """A pull request as fetched, with GitHub's last-modified time (for incremental sync)."""
+
+    pr: PullRequest
+    updated_at: datetime
+
+
+def search_time(d: datetime) -> str:
+    """A search-qualifier time: whole seconds, UTC, explicit offset."""
+    return d.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class PullRequestFetcher:
+    """Reads pull requests of one repository through a `GitHubClient`."""
+
+    def __init__(
+        self,
+        client: GitHubClient,
+        repository: str,
+        *,
+        search_cap: int = SEARCH_CAP,
+        page_size: int = queries.SEARCH_PAGE,
+    ) -> None:
+        self.client = client
+        self.repository = repository
+        self.owner, _, self.name = repository.partition("/")
+        self.search_cap = search_cap
+        self.page_size = page_size
+        self.splits = 0  # how many times a range was split to stay under the cap
+
+    # ------------------------------------------------------------------ search
+
+    def base_query(self) -> str:
+        return f"repo:{self.repository} is:pr is:merged"
+
+    def search_pages(self, query: str, after: str | None = None) -> Iterator[tuple[int, list[Fetched], str | None, bool]]:
+        """Pages of one search query: (issueCount, PRs, endCursor, hasNextPage)."""
+        while True:
+            data = self.client.graphql(
+                queries.SEARCH,
+                {"owner": self.owner, "name": self.name, "q": query, "first": self.page_size, "after": after},
+                allow_partial=True,
+            )
+            self._check_repository(data)
+            search = data.get("search") or {}
+            nodes = [n for n in search.get("nodes") or [] if n and n.get("__typename") == "PullRequest"]
+            page = [self.complete(n) for n in nodes]
+            info = search.get("pageInfo") or {}
+            has_next = bool(info.get("hasNextPage"))
+            yield int(search.get("issueCount") or 0), page, info.get("endCursor"), has_next
+            if not has_next or not nodes:
+                return
+            after = info.get("endCursor")
+
+    def _check_repository(self, data: dict) -> None:
+        errors = data.get("__errors__") or []
+        if data.get("repository") is None or errors:
+            if data.get("repository") is None and not errors:
+                errors = [{"type": "NOT_FOUND", "message": f"Could not resolve to a Repository with the name '{self.repository}'."}]
+            raise self.client.graphql_error(errors, self.repository)
+
+    def merged_between(self, start: datetime, end: datetime) -> Iterator[Fetched]:
+        """PRs merged in [start, end), splitting ranges that exceed the search cap."""
+        last = end - timedelta(seconds=1)
+        start = start.astimezone(UTC).replace(microsecond=0)
+        if last < start:
+            return
+        query = f"{self.base_query()} merged:{search_time(start)}..{search_time(last)} sort:created-asc"
+        pages = self.search_pages(query)
+        count, first, _cursor, _more = next(pages)
+        if count > self.search_cap:
+            pages.close()
+            span = (end - start).total_seconds()
+            if span <= 1:
+                raise SourceError(
+                    f"more than {self.search_cap} pull requests of {self.repository} merged within one second; cannot split the search further"
+                )
+            self.splits += 1
+            middle = start + timedelta(seconds=int(span // 2))
+            yield from self.merged_between(start, middle)
+            yield from self.merged_between(middle, end)
+            return
+        yield from first
+        for _count, page, _cursor, _more in pages:
+            yield from page
+
+    def by_numbers(self, numbers: list[int], batch: int = 20) -> dict[int, Fetched | None]:
+        """Fetch PRs by number, `batch` per request; unknown numbers map to None."""
+        out: dict[int, Fetched | None] = {}
+        wanted = sorted(set(numbers))
+        for i in range(0, len(wanted), batch):
+            chunk = wanted[i : i + batch]
+            data = self.client.graphql(
+                queries.pull_requests_by_number(chunk), {"owner": self.owner, "name": self.name}, allow_partial=True
+            )
+            repo = data.get("repository")
+            errors = [e for e in data.get("__errors__") or [] if not _is_pr_not_found(e)]
+            if repo is None or errors:
+                raise self.client.graphql_error(errors or [{"type": "NOT_FOUND", "message": "repository not found"}], self.repository)
+            for n in chunk:
+                node = repo.get(f"pr{n}")
+                out[n] = self.complete(node) if node else None
+        return out
+
+    # ------------------------------------------------------------------ completion
+
+    def complete(self, node: dict) -> Fetched:
+        """Read every connection of a PR node to its end, then convert it."""
+        number = int(node["number"])
+        for conn in CONNECTIONS:
+            block = node.get(conn) or {"nodes": [], "pageInfo": {}}
+            nodes = list(block.get("nodes") or [])
+            info = block.get("pageInfo") or {}
+            while info.get("hasNextPage"):
+                data = self.client.graphql(
+                    queries.pull_request_connection_page(conn),
+                    {"owner": self.owner, "name": self.name, "number": number, "after": info.get("endCursor")},
+                )
+                page = (((data.get("repository") or {}).get("pullRequest") or {}).get(conn)) or {}
+                nodes.extend(page.get("nodes") or [])
+                info = page.get("pageInfo") or {}
+                if not page.get("nodes"):
+                    break
+            node[conn] = {"nodes": nodes}
+        for thread in node["reviewThreads"]["nodes"]:
+            comments = thread.get("comments") or {}
+            nodes = list(comments.get("nodes") or [])
+            info = comments.get("pageInfo") or {}
+            while info.get("hasNextPage") and thread.get("id"):
+                data = self.client.graphql(
+                    queries.THREAD_COMMENTS_PAGE_QUERY, {"id": thread["id"], "after": info.get("endCursor")}
+                )
+                page = ((data.get("node") or {}).get("comments")) or {}
+                nodes.extend(page.get("nodes") or [])
+                info = page.get("pageInfo") or {}
+                if not page.get("nodes"):
+                    break
+            thread["comments"] = {"nodes": nodes}
+        return Fetched(to_pull_request(node), parse_time(node.get("updatedAt")) or datetime.now(UTC))
+
+
+def _is_pr_not_found(error: dict) -> bool:
+    path = error.get("path") or []
+    return error.get("type") == "NOT_FOUND" and len(path) >= 2 and str(path[-1]).startswith("pr")
+
+
+def _login(actor: dict | None) -> str:
+    if not actor:
+        return "ghost"  # GitHub's name for a deleted account
+    login = actor.get("login") or "ghost"
+    if actor.get("__typename") == "Bot" and not login.endswith("[bot]"):
+        login += "[bot]"
+    return login
+
+
+def to_pull_request(node: dict) -> PullRequest:
+    """Convert a completed GraphQL PullRequest node."""
+    reviews = [
+        Comment(
+            author=_login(r.get("author")),
+            body=r.get("body") or "",
+            kind="review",
+            created_at=parse_time(r.get("submittedAt")),
+            state=r.get("state"),
+            author_association=r.get("authorAssociation"),
+        )
+        for r in node["reviews"]["nodes"]
+    ]
+    comments = [
+        Comment(
+            author=_login(c.get("author")),
+            body=c.get("body") or "",
+            kind="comment",
+            created_at=parse_time(c.get("createdAt")),
+            author_association=c.get("authorAssociation"),
+        )
+        for c in node["comments"]["nodes"]
+    ]
+    threads = []
+    for t in node["reviewThreads"]["nodes"]:
+        tc = [
+            Comment(
+                author=_login(c.get("author")),
+                body=c.get("body") or "",
+                kind="review_comment",
+                created_at=parse_time(c.get("createdAt")),
+                path=c.get("path") or t.get("path"),
+                diff_hunk=c.get("diffHunk"),
+                author_association=c.get("authorAssociation"),
+            )
+            for c in t["comments"]["nodes"]
+        ]
+        threads.append(
+            ReviewThread(
+                path=t.get("path"),
+                comments=tc,
+                resolved=t.get("isResolved"),
+                diff_hunk=tc[0].diff_hunk if tc else None,
+            )
+        )
+    merged_at = parse_time(node.get("mergedAt"))
+    if merged_at is None:
+        raise SourceError(f"pull request #{node.get('number')} is not merged")
+    return PullRequest(
+        number=int(node["number"]),
+        title=node.get("title") or "",
+        body=node.get("body") or "",
+        author=_login(node.get("author")),
+        merged_at=merged_at,
+        files=[
+            FileChange(
+                path=f["path"],
+                added=f.get("additions"),
+                deleted=f.get("deletions"),
+                status=_STATUS.get(f.get("changeType") or "", "M"),
+            )
+            for f in node["files"]["nodes"]
+        ],
+        sha=(node.get("mergeCommit") or {}).get("oid"),
+        url=node.get("url"),
+        base_branch=node.get("baseRefName"),
+        via="api",
+        labels=[lbl["name"] for lbl in node["labels"]["nodes"]],
+        reviews=reviews,
+        comments=comments,
+        threads=threads,
+        linked_issues=[int(i["number"]) for i in node["closingIssuesReferences"]["nodes"]],
+        discussion_known=True,
+        additions_total=node.get("additions"),
+        deletions_total=node.get("deletions"),
+    )

@@ -1,0 +1,217 @@
+"""Incremental sync of a repository's merged pull requests into the store.
+
+The search is ordered by last update (`sort:updated-asc`) and paged by moving
+its lower bound (`updated:>=T`, T = the newest update time seen so far)
+instead of by cursor. That one rule gives the three properties sync needs:
+
+- **incremental**: a later sync starts from the newest update time stored, so
+  a re-sync with nothing new is a single request that returns at most the
+  boundary PR (which is recognised as unchanged and not rewritten);
+- **resumable**: after every page the PRs are upserted and the bound saved in
+  `sync_state`; an interrupted sync continues from that bound;
+- **no 1,000-result cap**: every page is the first page of a fresh query, so
+  the search cap never applies (a run of more than a page of PRs updated in
+  the same second falls back to the cursor for that run).
+
+PRs updated during a sync move to the end of the order and are picked up by
+the same run, never skipped, which cursor-paging an updated-sorted search
+could do. Time ranges that have been synced are recorded in the sync state's
+`extra["ranges"]`, so that an offline report knows whether a week is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from ..errors import SourceError
+from .pulls import Fetched, PullRequestFetcher, parse_time, search_time
+
+SOURCE = "github"
+
+
+@dataclass
+class SyncResult:
+    repository: str
+    since: datetime
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    pages: int = 0
+    resumed: bool = False
+    numbers: list[int] = field(default_factory=list)  # PRs written, in order
+
+    def summary(self) -> str:
+        text = f"{self.repository}: {self.new} new, {self.updated} updated, {self.unchanged} unchanged"
+        return text + (" (resumed an interrupted sync)" if self.resumed else "")
+
+
+# ---------------------------------------------------------------- coverage
+
+
+def _ranges(extra: dict | None) -> list[tuple[datetime, datetime]]:
+    out = []
+    for a, b in (extra or {}).get("ranges", []):
+        out.append((parse_time(a), parse_time(b)))
+    return out
+
+
+def add_range(extra: dict | None, start: datetime, end: datetime) -> dict:
+    """Record that PRs merged in [start, end) are stored (ranges are merged)."""
+    extra = dict(extra or {})
+    ranges = sorted(_ranges(extra) + [(start.astimezone(UTC), end.astimezone(UTC))])
+    merged: list[list[datetime]] = []
+    for a, b in ranges:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    extra["ranges"] = [[a.isoformat(), b.isoformat()] for a, b in merged]
+    return extra
+
+
+def covered(extra: dict | None, start: datetime, end: datetime) -> bool:
+    """Whether [start, end) lies inside one stored range."""
+    return any(a <= start and end <= b for a, b in _ranges(extra))
+
+
+def stored_until(extra: dict | None) -> datetime | None:
+    ranges = _ranges(extra)
+    return max(b for _a, b in ranges) if ranges else None
+
+
+# ---------------------------------------------------------------- sync
+
+
+def sync_repository(
+    fetcher: PullRequestFetcher,
+    store,
+    since: datetime,
+    *,
+    now: datetime | None = None,
+    overlap: timedelta = timedelta(0),
+    on_page: Callable[[SyncResult], None] | None = None,
+) -> SyncResult:
+    """Fetch PRs merged since `since` that are new or changed since the last sync
+    and upsert them into `store`. Safe to interrupt and run again."""
+    repo = fetcher.repository
+    since = since.astimezone(UTC)
+    run_start = (now or datetime.now(UTC)).astimezone(UTC)
+    result = SyncResult(repo, since)
+
+    state = store.get_sync_state(repo, SOURCE)
+    extra = dict((state.extra if state else None) or {})
+    pending = extra.get("pending")
+    known = store.pull_request_updated_at(repo)
+    high = state.last_updated if state else None
+
+    low: datetime | None = None
+    merged_from = since
+    synced_since = parse_time(extra.get("since"))
+    if pending and parse_time(pending["since"]) <= since:
+        # an interrupted sync that covers what is asked: continue it
+        merged_from = parse_time(pending["since"])
+        low = parse_time(pending.get("low"))
+        run_start = parse_time(pending.get("started")) or run_start
+        result.resumed = True
+    elif synced_since is not None and synced_since <= since and high is not None:
+        # incremental: everything merged since the first sync, updated since the last one
+        merged_from = synced_since
+        low = high - overlap
+    # else: a first sync, or one that reaches further back than before: everything
+    result.since = merged_from
+
+    pending = {"since": merged_from.isoformat(), "started": run_start.isoformat(), "low": low.isoformat() if low else None}
+    extra["pending"] = pending
+    store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra, last_synced_at=state.last_synced_at if state else None)
+
+    cursor: str | None = None
+    while True:
+        query = f"{fetcher.base_query()} merged:>={search_time(merged_from)}"
+        if low is not None:
+            query += f" updated:>={search_time(low)}"
+        query += " sort:updated-asc"
+        pages = fetcher.search_pages(query, after=cursor)
+        count, page, end_cursor, has_next = next(pages)
+        pages.close()
+        result.pages += 1
+        _save(store, repo, page, known, result)
+        if not page:
+            break
+        page_max = max(f.updated_at for f in page)
+        high = page_max if high is None else max(high, page_max)
+        if not has_next:
+            break
+        if low is not None and page_max <= low:
+            # a full page of PRs updated in the same second: only the cursor moves on
+            cursor = end_cursor
+        else:
+            cursor = None
+            low = page_max
+        pending["low"] = low.isoformat() if low else None
+        store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra)
+        if on_page is not None:
+            on_page(result)
+
+    extra.pop("pending", None)
+    extra["since"] = merged_from.isoformat()
+    extra = add_range(extra, merged_from, run_start)
+    store.set_sync_state(repo, SOURCE, last_updated=high, last_synced_at=run_start, extra=extra)
+    return result
+
+
+_ABSENT = object()
+
+
+def _save(store, repo: str, page: list[Fetched], known: dict, result: SyncResult) -> None:
+    """Upsert the PRs of a page that are new or changed; count what was skipped."""
+    changed = []
+    for f in page:
+        before = known.get(f.pr.number, _ABSENT)
+        if before is _ABSENT:
+            result.new += 1
+        elif before is not None and before == f.updated_at:
+            result.unchanged += 1
+            continue
+        else:  # changed on GitHub, or stored by another source (git) without discussion
+            result.updated += 1
+        changed.append(f)
+    if changed:
+        store.save_pull_requests(
+            repo, [f.pr for f in changed], source=SOURCE, updated_at={f.pr.number: f.updated_at for f in changed}
+        )
+        for f in changed:
+            known[f.pr.number] = f.updated_at
+            result.numbers.append(f.pr.number)
+
+
+def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | None = None, end: datetime | None = None) -> None:
+    """Store PRs fetched outside a sync (a report's week, an enrichment); with
+    [start, end) the range is recorded as stored."""
+    if fetched:
+        store.save_pull_requests(repo, [f.pr for f in fetched], source=SOURCE, updated_at={f.pr.number: f.updated_at for f in fetched})
+    if start is not None and end is not None:
+        state = store.get_sync_state(repo, SOURCE)
+        extra = add_range(state.extra if state else None, start, end)
+        store.set_sync_state(
+            repo,
+            SOURCE,
+            cursor=state.cursor if state else None,
+            last_updated=state.last_updated if state else None,
+            last_synced_at=state.last_synced_at if state else None,
+            extra=extra,
+        )
+
+
+def require_covered(store, repo: str, start: datetime, end: datetime, label: str) -> None:
+    state = store.get_sync_state(repo, SOURCE)
+    extra = state.extra if state else None
+    if covered(extra, start, end):
+        return
+    until = stored_until(extra)
+    have = f"; stored: up to {until:%Y-%m-%d %H:%M} UTC" if until else "; nothing of it is stored"
+    raise SourceError(
+        f"{label} of {repo} is not in the store {getattr(store, 'display', '')}{have}".replace("  ", " "),
+        f"run `repobrief sync github:{repo} --since {start.date().isoformat()}` first, or drop --offline",
+    )

@@ -1,0 +1,192 @@
+"""The `github` source: merged pull requests with labels, reviews, review threads,
+comments and closing issues, from GitHub.com or GitHub Enterprise Server.
+
+`repobrief report github:OWNER/REPO` reads a week through the GraphQL API and
+stores what it read; with `--offline` it reads only the store (filled by
+`repobrief sync`) and says so when the week is not there. `enrich(prs)` adds
+GitHub's discussion and labels to PRs that a local clone found.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from datetime import datetime
+
+from ..config import Settings
+from ..errors import SourceError, UsageError
+from ..models import PullRequest
+from ..window import Window
+from . import Source
+
+log = logging.getLogger(__name__)
+
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
+_URL = re.compile(r"^(?:https?://[^/]+/|git@[^:]+:)([^/]+/[^/]+?)(?:\.git)?/?$")
+
+
+def parse_repository(location: str) -> str:
+    """`OWNER/REPO` from `OWNER/REPO`, `github:OWNER/REPO` or a clone URL."""
+    text = location.strip()
+    if text.startswith("github:"):
+        text = text[len("github:") :]
+    m = _URL.match(text)
+    if m:
+        text = m.group(1)
+    if not _REPO.match(text):
+        raise UsageError(
+            f"invalid GitHub repository {location!r}; expected OWNER/REPO",
+            "e.g. github:verl-project/verl",
+        )
+    return text
+
+
+class GitHubSource(Source):
+    """Pull requests of one GitHub repository."""
+
+    needs_store = True
+
+    def __init__(
+        self,
+        location: str,
+        settings: Settings,
+        *,
+        store=None,
+        offline: bool = False,
+        on_wait: Callable[[str, float], None] | None = None,
+        search_cap: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.repository = parse_repository(location)
+        self.settings = settings
+        self.store = store
+        self.offline = offline
+        self._on_wait = on_wait
+        self._search_cap = search_cap
+        self._client = None
+        self._fetcher = None
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def fetcher(self):
+        """The API reader, created on first use (offline use needs no token)."""
+        if self.offline:
+            raise SourceError("the GitHub source is offline: it reads only the store", "drop --offline to use the network")
+        if self._fetcher is None:
+            from ..github.auth import normalize_api_url, resolve_token
+            from ..github.client import GitHubClient
+            from ..github.pulls import SEARCH_CAP, PullRequestFetcher
+
+            url = normalize_api_url(self.settings.github.url)
+            token = resolve_token(self.settings.github.token, url)
+            self._client = GitHubClient(token, url, on_wait=self._on_wait)
+            self._fetcher = PullRequestFetcher(self._client, self.repository, search_cap=self._search_cap or SEARCH_CAP)
+        return self._fetcher
+
+    @property
+    def stats(self):
+        """Requests and GraphQL points spent so far (None before the first call)."""
+        return self._client.stats if self._client is not None else None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+            self._fetcher = None
+
+    def repository_name(self) -> str | None:
+        return self.repository
+
+    # ------------------------------------------------------------------ reading
+
+    def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
+        if self.offline:
+            yield from self._from_store(window, require=True)
+            return
+        from ..github.sync import save_fetched
+
+        fetched = list(self.fetcher.merged_between(window.start, window.end))
+        if self.store is not None:
+            now = datetime.now(window.start.tzinfo)
+            save_fetched(self.store, self.repository, fetched, window.start, min(window.end, now))
+        for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number)):
+            if window.contains(f.pr.merged_at):
+                yield f.pr
+
+    def history(self, window: Window) -> Iterator[PullRequest]:
+        """Earlier weeks: from the store when it has them (no requests), else fetched."""
+        if self.store is not None:
+            from ..github.sync import SOURCE, covered
+
+            state = self.store.get_sync_state(self.repository, SOURCE)
+            if self.offline or covered(state.extra if state else None, window.start, window.end):
+                yield from self._from_store(window, require=False)
+                return
+        yield from self.iter_pull_requests(window)
+
+    def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
+        from ..github.sync import SOURCE, require_covered
+
+        if self.store is None:
+            raise SourceError(
+                "--offline needs the store, and none is open",
+                "pass --db PATH (the database `repobrief sync` wrote)",
+            )
+        if require:
+            require_covered(self.store, self.repository, window.start, window.end, f"week {window.label}")
+        yield from self.store.load_pull_requests(self.repository, window.start, window.end, source=SOURCE)
+
+    def earlier_authors(self, before: datetime) -> set[str] | None:
+        """Authors of stored PRs merged before `before`; None when the store has no
+        history from before the week (then first-time contributors are unknown)."""
+        if self.store is None:
+            return None
+        from ..github.sync import SOURCE, _ranges
+
+        state = self.store.get_sync_state(self.repository, SOURCE)
+        ranges = _ranges(state.extra if state else None)
+        if not ranges or min(a for a, _b in ranges) >= before:
+            return None
+        return {p.author for p in self.store.load_pull_requests(self.repository, None, before, source=SOURCE)}
+
+    # ------------------------------------------------------------------ enriching a clone
+
+    def enrich(self, prs: list[PullRequest]) -> None:
+        """Fill labels, reviews, comments, threads and linked issues of PRs found in a
+        clone, from the store (offline) or from GitHub; files stay the clone's."""
+        if not prs:
+            return
+        found: dict[int, PullRequest | None] = {}
+        if self.offline:
+            if self.store is None:
+                raise SourceError("--offline needs the store to enrich a clone", "pass --db PATH")
+            for pr in prs:
+                stored = self.store.get_pull_request(self.repository, pr.number)
+                found[pr.number] = stored if stored is not None and stored.discussion_known else None
+        else:
+            from ..github.sync import save_fetched
+
+            fetched = self.fetcher.by_numbers([p.number for p in prs])
+            if self.store is not None:
+                save_fetched(self.store, self.repository, [f for f in fetched.values() if f is not None])
+            found = {n: (f.pr if f is not None else None) for n, f in fetched.items()}
+        missing = []
+        for pr in prs:
+            gh = found.get(pr.number)
+            if gh is None:
+                missing.append(pr.number)
+                continue
+            pr.labels = list(gh.labels)
+            pr.reviews = list(gh.reviews)
+            pr.comments = list(gh.comments)
+            pr.threads = list(gh.threads)
+            pr.linked_issues = list(gh.linked_issues)
+            pr.discussion_known = True
+            pr.url = pr.url or gh.url
+            pr.base_branch = pr.base_branch or gh.base_branch
+        if missing:
+            shown = ", ".join(f"#{n}" for n in missing[:10]) + (" …" if len(missing) > 10 else "")
+            where = "in the store (run `repobrief sync`)" if self.offline else f"on GitHub as pull requests of {self.repository}"
+            self.warnings.append(f"no discussion for {len(missing)} PR(s) {shown}: not found {where}")
