@@ -1,0 +1,592 @@
+"""The `llm` engine: per-PR analysis and the weekly prose written by a model on
+any OpenAI-compatible endpoint, grounded in the computed data.
+
+For each PR the offline engine's analysis goes in as hints and the model's
+answer comes back in the same `PRAnalysis` shape; the week's six sections and
+card are written from the computed aggregate. Every answer is validated
+(pydantic) and grounded (`repobrief.llm.grounding`); an invalid or ungrounded
+answer gets one retry naming the problems, and a unit (a PR or a section) that
+still fails — or whose requests failed — falls back to the offline engine,
+with the reason recorded. Responses are cached in the store, so a re-run of
+the same week sends no request (`refresh=True` bypasses the cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..config import LLMSettings, Settings
+from ..errors import EngineError
+from ..models import Card, Item, PRAnalysis, PullRequest, Reason, Risk, Sections
+from . import Engine
+
+if TYPE_CHECKING:
+    from ..aggregate import WeekFacts
+    from ..analysis.context import AnalysisContext
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DIFF_MAX_BYTES = 24_000  # per PR, read once; the prompt budget picks hunks from it
+SECTION_UNITS = ("summary", "key_changes", "trends", "risks", "recommendations", "closing", "card")
+
+
+def check_settings(llm: LLMSettings) -> LLMSettings:
+    """Fail early, before any work, when the endpoint cannot be used at all."""
+    if not llm.api_key and not llm.base_url:
+        raise EngineError(
+            "the llm engine needs an endpoint or an API key, and neither is set",
+            "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local vLLM/Ollama server), or REPOBRIEF_LLM_API_KEY / "
+            "REPOBRIEF_LLM_BASE_URL, or [llm] api_key / base_url in repobrief.toml; or run with --engine offline",
+        )
+    if llm.base_url and not llm.base_url.startswith(("http://", "https://")):
+        raise EngineError(
+            f"the LLM endpoint {llm.base_url!r} is not an http(s) URL",
+            "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL to e.g. http://127.0.0.1:8000/v1, or run with --engine offline",
+        )
+    if not llm.model:
+        if llm.base_url and "api.openai.com" not in llm.base_url:
+            raise EngineError(
+                f"no model is set for the LLM endpoint {llm.base_url}",
+                "pass --llm-model NAME or set REPOBRIEF_LLM_MODEL (or [llm] model); or run with --engine offline",
+            )
+        llm = replace(llm, model=DEFAULT_OPENAI_MODEL)
+    if llm.concurrency < 1:
+        raise EngineError(f"option 'llm.concurrency' is {llm.concurrency}; expected a whole number of at least 1")
+    if llm.timeout <= 0 or llm.budget_seconds <= 0:
+        raise EngineError("options 'llm.timeout' and 'llm.budget_seconds' must be positive numbers of seconds")
+    if llm.response_format not in ("auto", "json_schema", "json_object", "tools"):
+        raise EngineError(
+            f"option 'llm.response_format' is {llm.response_format!r}; expected auto, json_schema, json_object or tools"
+        )
+    return llm
+
+
+@dataclass
+class FactsView:
+    """What composition needs from the aggregate, in plain data."""
+
+    repository: str
+    week: str
+    lang: str
+    first_day: str
+    last_day: str
+    stats: dict
+    themes: list[dict]
+    risks: list[dict]
+    prs: list[PullRequest]
+    analyses: dict[int, PRAnalysis]
+    extra_numbers: set[float] = field(default_factory=set)
+
+
+def facts_view(facts: Any) -> FactsView:
+    from ..llm.grounding import collect_numbers
+
+    window = getattr(facts, "window", None)
+    first = getattr(facts, "first_day", None) or (window.first_day if window else "")
+    last = getattr(facts, "last_day", None) or (window.last_day if window else "")
+    week = getattr(facts, "week", None) or (window.label if window else "")
+    themes = []
+    for t in getattr(facts, "report_themes", None) or getattr(facts, "themes", []) or []:
+        themes.append(
+            {
+                "name": t.name,
+                "count": t.count,
+                "prs": list(t.prs),
+                "kind": t.kind,
+                "baseline_mean": round(t.baseline_mean, 1),
+                "previous_week": t.previous,
+                "rank_in_history": t.rank_in_history,
+                "history_weeks": t.history_weeks,
+            }
+        )
+    risks = [
+        {"kind": r.kind, "severity": r.severity, "prs": list(r.prs), "title": r.title, "evidence": list(r.evidence)[:3]}
+        for r in getattr(facts, "risks", []) or []
+    ]
+    stats = getattr(facts, "stats", {}) or {}
+    extra = collect_numbers([stats, themes])
+    allowed = getattr(facts, "allowed_numbers", None)
+    if callable(allowed):
+        extra |= set(allowed())
+    settings = getattr(facts, "settings", None)
+    extra.add(float(getattr(settings, "threshold", 5.0) or 5.0))
+    extra.add(float(getattr(settings, "baseline_weeks", 12) or 12))
+    return FactsView(
+        repository=getattr(facts, "repository", ""),
+        week=str(week),
+        lang=getattr(facts, "lang", "zh"),
+        first_day=str(first),
+        last_day=str(last),
+        stats=stats,
+        themes=themes,
+        risks=risks,
+        prs=list(getattr(facts, "pull_requests", None) or getattr(facts, "prs", []) or []),
+        analyses=dict(getattr(facts, "analyses", {}) or {}),
+        extra_numbers=extra,
+    )
+
+
+def _run(coro):
+    """Run `coro` to completion, also when called from inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class LLMEngine(Engine):
+    """Model-written analysis and prose with per-unit fallback to the offline engine."""
+
+    name = "llm"
+    needs_store = True  # the response cache lives in the store
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store=None,
+        refresh: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._llm = check_settings(settings.llm) if settings is not None else None
+        self._store = store
+        self._own_store = False
+        self.refresh = refresh
+        self.progress = progress
+        from ..llm.client import Accounting
+
+        self.acct = Accounting(model=self._llm.model if self._llm else "")
+        self.input_cuts: dict[int, list[str]] = {}
+        self._deadline: float | None = None
+        self._offline = None
+        self._ctx = None
+        self._lang = settings.language if settings else "zh"
+
+    # ------------------------------------------------------------- plumbing
+
+    def _setup(self, settings: Settings | None) -> None:
+        if self._llm is None:
+            if settings is None:
+                raise EngineError("the llm engine has no settings", "create it as LLMEngine(settings)")
+            self.settings = settings
+            self._llm = check_settings(settings.llm)
+            self.acct.model = self._llm.model
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self._llm.budget_seconds
+        if self._store is None:
+            from ..store import open_store
+
+            self._store = open_store(self.settings.db or None)
+            self._own_store = True
+
+    def offline(self):
+        if self._offline is None:
+            from ..registry import ENGINES
+
+            cls = ENGINES.get("offline")
+            try:
+                self._offline = cls(self.settings)
+            except TypeError:
+                self._offline = cls()
+        return self._offline
+
+    def _client(self):
+        from ..llm.client import ChatClient
+        from ..llm.prompts import PROMPT_VERSION
+
+        return ChatClient(
+            self._llm,
+            store=self._store,
+            refresh=self.refresh,
+            prompt_version=PROMPT_VERSION,
+            accounting=self.acct,
+            deadline=self._deadline,
+        )
+
+    def _fallback(self, unit: str, reason: str) -> None:
+        self.acct.fallbacks.append({"unit": unit, "reason": reason})
+
+    def close(self) -> None:
+        if self._own_store and self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # ------------------------------------------------------------ per PR
+
+    def analyze(self, pr: PullRequest, ctx: AnalysisContext) -> PRAnalysis:
+        return self.analyze_all([pr], ctx)[pr.number]
+
+    def analyze_all(self, prs: list[PullRequest], ctx: AnalysisContext) -> dict[int, PRAnalysis]:
+        self._setup(getattr(ctx, "settings", None))
+        self._ctx = ctx
+        self._lang = getattr(ctx, "lang", None) or self.settings.language
+        hints = self.offline().analyze_all(prs, ctx)
+        diffs = self._read_diffs(prs, ctx)
+        return _run(self._analyze_all(prs, ctx, hints, diffs))
+
+    def _read_diffs(self, prs: list[PullRequest], ctx) -> dict[int, str]:
+        source = getattr(ctx, "source", None)
+        if source is not None and hasattr(source, "read_diffs"):
+            try:
+                return source.read_diffs(prs, ["*"], DIFF_MAX_BYTES) or {}
+            except Exception as e:  # noqa: BLE001 - diffs are an optional input
+                self.acct.fallbacks.append({"unit": "diffs", "reason": f"could not read diffs: {e}"})
+        return dict(getattr(ctx, "diffs", {}) or {})
+
+    async def _analyze_all(self, prs, ctx, hints, diffs) -> dict[int, PRAnalysis]:
+        client = self._client()
+        done = 0
+        total = len(prs)
+
+        async def one(pr: PullRequest) -> PRAnalysis:
+            nonlocal done
+            try:
+                return await self._analyze_one(client, pr, ctx, hints.get(pr.number), diffs.get(pr.number, ""), [p.number for p in prs])
+            finally:
+                done += 1
+                if self.progress:
+                    self.progress("analyze", done, total)
+
+        try:
+            results = await asyncio.gather(*(one(pr) for pr in prs), return_exceptions=True)
+        finally:
+            await client.aclose()
+        out: dict[int, PRAnalysis] = {}
+        for pr, res in zip(prs, results, strict=True):
+            if isinstance(res, EngineError):
+                raise res
+            if isinstance(res, BaseException):
+                if isinstance(res, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
+                    raise res
+                reason = f"unexpected error: {type(res).__name__}: {res}"
+                self._fallback(f"pr:{pr.number}", reason)
+                res = replace(hints[pr.number], engine="offline", fallback_reason=reason)
+            out[pr.number] = res
+        return out
+
+    async def _analyze_one(self, client, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRAnalysis:
+        from ..conventions import clean_body
+        from ..llm.client import UnitFailed
+        from ..llm.extract import ExtractionError, extract_json
+        from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
+        from ..llm.prompts import build_pr_input, retry_message
+        from ..llm.schema import PRAnalysisOut, json_schema
+
+        schema = json_schema(PRAnalysisOut)
+        body = clean_body(pr.body or "").text
+        inp = build_pr_input(
+            pr,
+            hint,
+            repository=getattr(ctx, "repository", ""),
+            week=getattr(getattr(ctx, "window", None), "label", ""),
+            lang=self._lang,
+            week_prs=week_prs,
+            diff=diff,
+            clean_body=body,
+            budget_tokens=self._llm.prompt_tokens_per_pr,
+            schema=schema,
+        )
+        if inp.cuts:
+            self.input_cuts[pr.number] = inp.cuts
+        data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
+            c.body for t in pr.threads for c in t.comments
+        ]
+        stats = {"lines": [pr.lines_added, pr.lines_deleted, pr.lines], "files": len(pr.files)}
+        grounds = Grounds(
+            week_prs=set(week_prs),
+            counts=collect_numbers(stats),
+            figures=numbers_in_data(data_texts) | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
+            extra_refs=set(pr.linked_issues),
+        )
+        messages = inp.messages
+        problems: list[str] = []
+        for attempt in range(2):
+            try:
+                text = await client.complete(messages, "pr_analysis", schema)
+            except UnitFailed as e:
+                reason = f"request failed: {e.reason}"
+                self._fallback(f"pr:{pr.number}", reason)
+                return replace(hint, engine="offline", fallback_reason=reason)
+            try:
+                out = PRAnalysisOut.model_validate(extract_json(text))
+                problems = self._ground_pr(out, grounds)
+            except ExtractionError as e:
+                problems = [str(e)]
+            except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
+                problems = [f"the answer does not match the schema: {_short_validation(e)}"]
+            if not problems:
+                analysis = self._merge_pr(pr, hint, out)
+                self._save_analysis(pr, analysis, inp.messages)
+                return analysis
+            if attempt == 0:
+                self.acct.repair_retries += 1
+                messages = inp.messages + [{"role": "assistant", "content": text or ""}, retry_message(problems)]
+        reason = "; ".join(problems[:3])
+        self._fallback(f"pr:{pr.number}", reason)
+        return replace(hint, engine="offline", fallback_reason=reason)
+
+    @staticmethod
+    def _ground_pr(out, grounds) -> list[str]:
+        problems: list[str] = []
+        if not 0.0 <= out.importance <= 10.0:
+            problems.append(f"importance {out.importance} is outside 0.0-10.0")
+        for r in out.importance_reasons:
+            if not -10.0 <= r.points <= 10.0:
+                problems.append(f"importance reason {r.text!r} has {r.points} points, outside -10..10")
+        if not out.key_contribution.strip():
+            problems.append("key_contribution is empty")
+        # the model's own scores are figures it may restate
+        g = replace(grounds, figures=grounds.figures | {round(out.importance, 1), out.importance} | {r.points for r in out.importance_reasons})
+        problems += g.check_text("key_contribution", out.key_contribution)
+        for i, r in enumerate(out.risks):
+            problems += g.check_text(f"risks[{i}]", f"{r.title}\n{r.text}\n" + "\n".join(r.evidence))
+        if out.discussion_summary:
+            problems += g.check_text("discussion_summary", out.discussion_summary)
+        return problems
+
+    def _merge_pr(self, pr: PullRequest, hint: PRAnalysis, out) -> PRAnalysis:
+        reasons = [Reason(code="llm", points=round(r.points, 2), text=r.text) for r in out.importance_reasons]
+        gap = round(out.importance - sum(r.points for r in reasons), 2)
+        if abs(gap) >= 0.05:  # keep the reasons adding up to the score the model gave
+            reasons.append(Reason(code="llm_judgement", points=gap, text="model judgement" if self._lang == "en" else "模型综合判断"))
+        risks = [
+            Risk(kind=r.kind, severity=r.severity, prs=[pr.number], evidence=list(r.evidence), title=r.title, text=r.text)
+            for r in out.risks
+        ]
+        # A hinted risk the model neither kept nor dismissed with a reason stays: a PR
+        # body cannot talk the model into dropping what the detectors found.
+        kept = {r.kind for r in risks}
+        dismissed = {d.kind for d in out.dismissed_hints if d.reason.strip()}
+        for h in hint.risks:
+            if h.kind not in kept and h.kind not in dismissed:
+                risks.append(h)
+        return PRAnalysis(
+            number=pr.number,
+            modules=[m.lower() for m in out.modules] or hint.modules,
+            type=out.type,
+            themes=list(out.themes),
+            breaking=out.breaking,
+            importance=round(out.importance, 1),
+            importance_reasons=reasons,
+            key_contribution=out.key_contribution.strip(),
+            risks=risks,
+            discussion_summary=(out.discussion_summary or None) if pr.discussion_known else None,
+            gist=hint.gist,
+            engine="llm",
+            fallback_reason=None,
+        )
+
+    def _save_analysis(self, pr: PullRequest, analysis: PRAnalysis, messages: list[dict]) -> None:
+        from ..llm.prompts import PROMPT_VERSION
+
+        repo = getattr(self._ctx, "repository", "") or "unknown/unknown"
+        h = hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+        try:
+            self._store.save_analysis(repo, analysis, model=self._llm.model, prompt_version=PROMPT_VERSION, input_hash=h)
+        except Exception as e:  # noqa: BLE001 - the report does not depend on this copy
+            self._fallback(f"store:pr:{pr.number}", f"analysis not stored: {e}")
+
+    # --------------------------------------------------------- composition
+
+    def compose(self, facts: WeekFacts) -> tuple[Sections, Card]:
+        from ..compose import compose_offline
+
+        base_sections, base_card = compose_offline(facts)
+        self._setup(getattr(facts, "settings", None) or self.settings)
+        view = facts_view(facts)
+        self._lang = view.lang or self._lang
+        return _run(self._compose(view, base_sections, base_card))
+
+    async def _compose(self, view: FactsView, base: Sections, base_card: Card) -> tuple[Sections, Card]:
+        from ..llm.client import UnitFailed
+        from ..llm.extract import ExtractionError, extract_json
+        from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
+        from ..llm.prompts import build_compose_input, retry_message
+        from ..llm.schema import SectionsOut, json_schema
+
+        schema = json_schema(SectionsOut)
+        messages = build_compose_input(view, view.lang, schema)
+        week_prs = {p.number for p in view.prs}
+        counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
+        figures = (
+            view.extra_numbers
+            | numbers_in_data([p.title for p in view.prs])
+            | numbers_in_data([a.key_contribution for a in view.analyses.values()])
+            | {round(a.importance, 1) for a in view.analyses.values()}
+        )
+        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures)
+        client = self._client()
+        good: dict[str, Any] = {}
+        problems_by_unit: dict[str, list[str]] = {}
+        try:
+            conv = messages
+            for attempt in range(2):
+                try:
+                    text = await client.complete(conv, "weekly_report", schema)
+                except UnitFailed as e:
+                    for u in SECTION_UNITS:
+                        if u not in good:
+                            problems_by_unit[u] = [f"request failed: {e.reason}"]
+                    break
+                try:
+                    out = SectionsOut.model_validate(extract_json(text))
+                except ExtractionError as e:
+                    problems_by_unit = {u: [str(e)] for u in SECTION_UNITS if u not in good}
+                    out = None
+                except Exception as e:  # pydantic.ValidationError
+                    problems_by_unit = {u: [f"the answer does not match the schema: {_short_validation(e)}"] for u in SECTION_UNITS if u not in good}
+                    out = None
+                if out is not None:
+                    problems_by_unit = {}
+                    for unit in SECTION_UNITS:
+                        if unit in good:
+                            continue
+                        value = _unit_value(out, unit)
+                        probs = _ground_unit(unit, value, grounds)
+                        if probs:
+                            problems_by_unit[unit] = probs
+                        else:
+                            good[unit] = value
+                if not problems_by_unit or attempt == 1:
+                    break
+                self.acct.repair_retries += 1
+                conv = messages + [
+                    {"role": "assistant", "content": text or ""},
+                    retry_message([p for ps in problems_by_unit.values() for p in ps]),
+                ]
+        finally:
+            await client.aclose()
+
+        sources = dict(base.sources) if base.sources else {}
+        written = f"llm:{self._llm.model}"
+        for unit in SECTION_UNITS:
+            if unit in problems_by_unit:
+                self._fallback(f"section:{unit}", "; ".join(problems_by_unit[unit][:3]))
+        sections = Sections(
+            summary=good.get("summary", base.summary),
+            key_changes=good.get("key_changes", base.key_changes),
+            trends=good.get("trends", base.trends),
+            risks=good.get("risks", base.risks),
+            table=base.table,
+            recommendations=good.get("recommendations", base.recommendations),
+            closing=good.get("closing") or base.closing,
+            sources=sources,
+        )
+        for unit in ("summary", "key_changes", "trends", "risks", "recommendations"):
+            sources[unit] = written if unit in good else "offline"
+        sources["table"] = "computed"
+        sources["card"] = written if "card" in good else "offline"
+        card = base_card
+        if "card" in good:
+            highlights, risks = good["card"]
+            card = Card(title=base_card.title, highlights=highlights, risks=risks, button=base_card.button, link=base_card.link)
+        return sections, card
+
+    # ------------------------------------------------------------ accounting
+
+    def info(self) -> dict:
+        a = self.acct
+        llm = self._llm or (self.settings.llm if self.settings else LLMSettings())
+        cost = None
+        if llm.price_prompt_per_mtok or llm.price_completion_per_mtok:
+            cost = round(
+                a.prompt_tokens * llm.price_prompt_per_mtok / 1e6 + a.completion_tokens * llm.price_completion_per_mtok / 1e6, 6
+            )
+        return {
+            "name": self.name,
+            "model": a.model,
+            "endpoint": llm.base_url or "https://api.openai.com/v1",
+            "requests": a.requests,
+            "prompt_tokens": a.prompt_tokens,
+            "completion_tokens": a.completion_tokens,
+            "total_tokens": a.prompt_tokens + a.completion_tokens,
+            "cache_hits": a.cache_hits,
+            "cached_tokens": a.cached_prompt_tokens + a.cached_completion_tokens,
+            "retries": a.retries,
+            "repair_retries": a.repair_retries,
+            "fallbacks": list(a.fallbacks),
+            "input_cuts": {str(k): v for k, v in sorted(self.input_cuts.items())},
+            "prompt_tokens_estimated": a.prompt_tokens_estimated,
+            "estimated_cost": cost,
+        }
+
+    def summary_line(self) -> str:
+        a = self.acct
+        cost = self.info()["estimated_cost"]
+        return (
+            f"llm {a.model}: {a.requests} requests, {a.prompt_tokens}+{a.completion_tokens} tokens, "
+            f"{a.cache_hits} cached, {a.retries + a.repair_retries} retries, {len(a.fallbacks)} fallbacks"
+            + (f", ~${cost:.4f}" if cost is not None else "")
+        )
+
+
+def _short_validation(e: Exception) -> str:
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        try:
+            parts = [f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in errors()[:5]]
+            return "; ".join(parts)
+        except Exception:  # noqa: BLE001
+            pass
+    return str(e).splitlines()[0][:300]
+
+
+def _unit_value(out, unit: str):
+    if unit == "summary":
+        return out.summary.strip()
+    if unit == "closing":
+        return out.closing.strip()
+    if unit == "card":
+        return ([h.strip() for h in out.card_highlights if h.strip()], [r.strip() for r in out.card_risks if r.strip()])
+    return [Item(name=i.name.strip(), text=i.text.strip(), prs=list(i.prs)) for i in getattr(out, unit)]
+
+
+def _ground_unit(unit: str, value, grounds) -> list[str]:
+    problems: list[str] = []
+    if unit == "summary":
+        if not value:
+            return ["summary is empty"]
+        return grounds.check_text("summary", value)
+    if unit == "closing":
+        return grounds.check_text("closing", value) if value else []
+    if unit == "card":
+        highlights, risks = value
+        if not highlights:
+            problems.append("card_highlights is empty")
+        for i, line in enumerate(highlights):
+            problems += grounds.check_text(f"card_highlights[{i}]", line)
+        for i, line in enumerate(risks):
+            problems += grounds.check_text(f"card_risks[{i}]", line)
+        return problems
+    if not value:
+        return [f"{unit} has no entries"]
+    from ..llm.grounding import pr_refs
+
+    for i, item in enumerate(value):
+        where = f"{unit}[{i}]"
+        problems += grounds.check_prs(where, item.prs)
+        problems += grounds.check_text(where, f"{item.name}\n{item.text}")
+        if unit in ("key_changes", "trends", "risks") and not item.prs and not pr_refs(item.text):
+            problems.append(f"{where} cites no pull request of this week")
+    return problems

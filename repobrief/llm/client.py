@@ -1,0 +1,290 @@
+"""A chat client for any OpenAI-compatible endpoint, with what a report run needs
+around it: the response cache in the store, bounded concurrency, retries with
+backoff that honour `Retry-After`, a per-request timeout and an overall budget,
+a circuit breaker for an endpoint that went down, and token accounting.
+
+The `openai` SDK is imported only when a request must actually be sent, so a
+fully cached re-run does not pay for importing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import LLMSettings
+from ..errors import EngineError
+
+#: providers that reject `response_format: json_schema` (they take `json_object`)
+_JSON_OBJECT_PROVIDERS = ("deepseek", "moonshot", "bigmodel", "zhipu", "glm-", "kimi")
+
+MAX_ATTEMPTS = 4  # one request plus three retries on 429 / 5xx / timeouts
+BACKOFF_BASE = 0.5
+BACKOFF_CAP = 20.0
+BREAKER_THRESHOLD = 3  # consecutive unreachable-endpoint failures before giving up on it
+
+
+class UnitFailed(Exception):
+    """A request for one unit failed for good (after retries); the unit falls back."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Accounting:
+    model: str = ""
+    requests: int = 0  # HTTP requests sent, retries included
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    retries: int = 0  # transport retries (429, 5xx, timeouts)
+    repair_retries: int = 0  # re-asks after invalid or ungrounded answers
+    fallbacks: list[dict] = field(default_factory=list)
+    prompt_tokens_estimated: int = 0  # our own count of what we sent or would send
+    cached_prompt_tokens: int = 0  # tokens the cache saved
+    cached_completion_tokens: int = 0
+
+
+def choose_mode(settings: LLMSettings) -> str:
+    """`json_schema` unless the config says otherwise or the provider only takes `json_object`."""
+    mode = (settings.response_format or "auto").lower()
+    if mode != "auto":
+        return mode
+    where = f"{settings.base_url} {settings.model}".lower()
+    return "json_object" if any(p in where for p in _JSON_OBJECT_PROVIDERS) else "json_schema"
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: ~4 characters per token for Latin text, ~1 per CJK character."""
+    cjk = len(re.findall(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]", text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def redact(text: str, secret: str) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return re.sub(r"\b(sk-[A-Za-z0-9_-]{2})[A-Za-z0-9_-]{6,}", r"\1***", text)
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds from a `Retry-After` (or `retry-after-ms`) header, if the server sent one."""
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class ChatClient:
+    """One run's connection to the endpoint. Create it inside the event loop that uses it."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        store=None,
+        refresh: bool = False,
+        prompt_version: str,
+        accounting: Accounting,
+        deadline: float,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.refresh = refresh
+        self.prompt_version = prompt_version
+        self.acct = accounting
+        self.deadline = deadline
+        self.mode = choose_mode(settings)
+        self._sem = asyncio.Semaphore(max(1, settings.concurrency))
+        self._client = None
+        self._down_streak = 0
+        self.endpoint_down: str | None = None
+        self.fatal: EngineError | None = None
+
+    # ------------------------------------------------------------- the request
+
+    def _request(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
+        """The request body (also the cache key's input)."""
+        req: dict[str, Any] = {"model": self.settings.model, "messages": messages, "temperature": 0}
+        if self.mode == "json_schema":
+            req["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": False},
+            }
+        elif self.mode == "json_object":
+            req["response_format"] = {"type": "json_object"}
+        elif self.mode == "tools":
+            req["tools"] = [
+                {"type": "function", "function": {"name": schema_name, "description": "Submit the answer.", "parameters": schema}}
+            ]
+            req["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
+        return req
+
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
+        """The answer's text (tool-call arguments in `tools` mode), from the cache or the endpoint."""
+        if self.fatal is not None:
+            raise self.fatal
+        req = self._request(messages, schema_name, schema)
+        sent_tokens = estimate_tokens(json.dumps(messages, ensure_ascii=False))
+        self.acct.prompt_tokens_estimated += sent_tokens
+        key = None
+        if self.store is not None:
+            from ..store import cache_key
+
+            key = cache_key(self.settings.model, self.prompt_version, req)
+            if not self.refresh:
+                hit = self.store.cache_get(key)
+                if hit is not None:
+                    self.acct.cache_hits += 1
+                    self.acct.cached_prompt_tokens += hit.prompt_tokens
+                    self.acct.cached_completion_tokens += hit.completion_tokens
+                    return hit.response
+        text, pt, ct = await self._send(req, sent_tokens)
+        if self.store is not None and key is not None:
+            self.store.cache_put(
+                key, model=self.settings.model, prompt_version=self.prompt_version, response=text,
+                prompt_tokens=pt, completion_tokens=ct,
+            )
+        return text
+
+    def _get_client(self):
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self.settings.api_key or "not-needed",
+                base_url=self.settings.base_url or None,
+                max_retries=0,  # retries are ours: they honour Retry-After and the budget
+                timeout=self.settings.timeout,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def _send(self, req: dict, sent_tokens: int) -> tuple[str, int, int]:
+        import openai
+
+        if self.endpoint_down:
+            raise UnitFailed(self.endpoint_down)
+        client = self._get_client()
+        last = "no answer"
+        for attempt in range(MAX_ATTEMPTS):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0.05:
+                raise UnitFailed(f"time budget of {self.settings.budget_seconds:g}s used up ({last})")
+            wait: float | None = None
+            try:
+                async with self._sem:
+                    if self.endpoint_down:
+                        raise UnitFailed(self.endpoint_down)
+                    self.acct.requests += 1
+                    resp = await client.chat.completions.create(
+                        **req, timeout=min(self.settings.timeout, max(0.1, self.deadline - time.monotonic()))
+                    )
+                self._down_streak = 0
+                return self._read(resp, sent_tokens)
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
+                self.fatal = EngineError(
+                    f"the LLM endpoint {self._where()} refused the API key (HTTP {e.status_code})",
+                    "check OPENAI_API_KEY / REPOBRIEF_LLM_API_KEY (or llm.api_key), or run with --engine offline",
+                )
+                raise self.fatal from None
+            except openai.NotFoundError:
+                self.fatal = EngineError(
+                    f"the LLM endpoint {self._where()} does not know model {self.settings.model!r} (HTTP 404)",
+                    "check --llm-model / REPOBRIEF_LLM_MODEL and OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL, or run with --engine offline",
+                )
+                raise self.fatal from None
+            except openai.BadRequestError as e:
+                body = redact(str(getattr(e, "message", "")), self.settings.api_key)
+                low = body.lower()
+                if "model" in low and ("not exist" in low or "not found" in low or "unknown" in low or "invalid model" in low):
+                    self.fatal = EngineError(
+                        f"the LLM endpoint {self._where()} does not know model {self.settings.model!r}",
+                        "check --llm-model / REPOBRIEF_LLM_MODEL, or run with --engine offline",
+                    )
+                    raise self.fatal from None
+                if self.mode == "json_schema" and ("response_format" in low or "json_schema" in low):
+                    # The provider does not take schemas: carry on in json_object mode
+                    # (the schema is in the prompt as well).
+                    self.mode = "json_object"
+                    req = dict(req)
+                    req["response_format"] = {"type": "json_object"}
+                    continue
+                raise UnitFailed(f"the endpoint rejected the request (HTTP 400: {body[:200]})") from None
+            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as e:
+                status = getattr(e, "status_code", None)
+                if isinstance(e, openai.APIStatusError) and not isinstance(e, (openai.RateLimitError, openai.InternalServerError)):
+                    if status is None or (status < 500 and status not in (408, 409, 429)):
+                        raise UnitFailed(f"HTTP {status} from the endpoint") from None
+                if isinstance(e, openai.APITimeoutError):
+                    last = f"timed out after {self.settings.timeout:g}s"
+                elif isinstance(e, openai.APIConnectionError):
+                    last = "endpoint unreachable"
+                    self._down_streak += 1
+                    if self._down_streak >= BREAKER_THRESHOLD * MAX_ATTEMPTS // 2:
+                        self.endpoint_down = f"endpoint {self._where()} unreachable"
+                else:
+                    last = f"HTTP {status}"
+                wait = _retry_after(e)
+            if attempt + 1 >= MAX_ATTEMPTS:
+                break
+            self.acct.retries += 1
+            if wait is None:
+                wait = min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt) * (0.75 + random.random() / 2)
+            if time.monotonic() + wait >= self.deadline:
+                raise UnitFailed(f"time budget of {self.settings.budget_seconds:g}s used up ({last})")
+            await asyncio.sleep(wait)
+        if last == "endpoint unreachable":
+            raise UnitFailed(self.endpoint_down or f"endpoint {self._where()} unreachable")
+        raise UnitFailed(f"{last} after {MAX_ATTEMPTS} attempts")
+
+    def _read(self, resp: Any, sent_tokens: int) -> tuple[str, int, int]:
+        usage = getattr(resp, "usage", None)
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0) or sent_tokens
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.acct.prompt_tokens += pt
+        self.acct.completion_tokens += ct
+        choices = getattr(resp, "choices", None) or []
+        if not choices:
+            return "", pt, ct
+        msg = choices[0].message
+        text = None
+        for call in getattr(msg, "tool_calls", None) or []:
+            fn = getattr(call, "function", None)
+            if fn is not None and fn.arguments:
+                text = fn.arguments
+                break
+        if text is None:
+            text = msg.content or ""
+        return text, pt, ct
+
+    def _where(self) -> str:
+        return self.settings.base_url or "https://api.openai.com/v1"

@@ -1,0 +1,212 @@
+"""The LLM client against a real HTTP server on 127.0.0.1: response modes, the
+cache, retries honouring Retry-After, timeouts, the budget and clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from llmserver import Reply, ScriptedLLM
+
+from repobrief.config import LLMSettings
+from repobrief.engines.llm import check_settings
+from repobrief.errors import EngineError
+from repobrief.llm.client import Accounting, ChatClient, UnitFailed, choose_mode, estimate_tokens, redact
+from repobrief.llm.extract import ExtractionError, extract_json
+from repobrief.store import open_store
+
+MESSAGES = [
+    {"role": "system", "content": "system"},
+    {"role": "user", "content": "Analyse pull request #7.\nsomething"},
+]
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+def _run(settings: LLMSettings, store=None, refresh=False, budget=None, messages=MESSAGES):
+    acct = Accounting(model=settings.model)
+
+    async def go():
+        client = ChatClient(
+            settings,
+            store=store,
+            refresh=refresh,
+            prompt_version="t1",
+            accounting=acct,
+            deadline=time.monotonic() + (budget or settings.budget_seconds),
+        )
+        try:
+            return await client.complete(messages, "answer", SCHEMA), client
+        finally:
+            await client.aclose()
+
+    (text, client) = asyncio.run(go())
+    return text, acct, client
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+def _settings(server, **kw) -> LLMSettings:
+    base = dict(model="test-model", base_url=server.base_url, api_key="sk-secret-key-123456", timeout=5.0, budget_seconds=30.0)
+    base.update(kw)
+    return LLMSettings(**base)
+
+
+def test_json_schema_mode_sends_the_schema_and_counts_tokens(llm):
+    llm.rules.append(lambda c: Reply(content='{"ok": true}'))
+    text, acct, _ = _run(_settings(llm))
+    assert json.loads(text) == {"ok": True}
+    body = llm.calls[0].body
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert llm.calls[0].headers["authorization"] == "Bearer sk-secret-key-123456"
+    assert acct.requests == 1 and acct.prompt_tokens > 0 and acct.completion_tokens > 0
+
+
+def test_deepseek_gets_json_object_and_tools_mode_reads_tool_calls(llm):
+    assert choose_mode(LLMSettings(base_url="https://api.deepseek.com/v1", model="deepseek-chat")) == "json_object"
+    assert choose_mode(LLMSettings(base_url="https://dashscope.aliyuncs.com/compatible-mode/v1", model="qwen-plus")) == "json_schema"
+    assert choose_mode(LLMSettings(model="deepseek-chat", response_format="tools")) == "tools"
+    llm.rules.append(lambda c: Reply(content='{"ok": false}'))
+    _run(_settings(llm, model="deepseek-chat"))
+    assert llm.calls[-1].body["response_format"] == {"type": "json_object"}
+    text, _, _ = _run(_settings(llm, response_format="tools"))
+    assert json.loads(text) == {"ok": False}
+    assert llm.calls[-1].body["tool_choice"]["function"]["name"] == "answer"
+
+
+def test_provider_rejecting_json_schema_switches_to_json_object(llm):
+    def rule(call):
+        if call.body.get("response_format", {}).get("type") == "json_schema":
+            return Reply(status=400, body={"error": {"message": "response_format type json_schema is unavailable"}})
+        return Reply(content='{"ok": true}')
+
+    llm.rules.append(rule)
+    text, _, client = _run(_settings(llm))
+    assert json.loads(text) == {"ok": True} and client.mode == "json_object"
+
+
+def test_cache_second_call_sends_nothing_and_refresh_bypasses(llm, tmp_path):
+    llm.rules.append(lambda c: Reply(content='{"ok": true}'))
+    with open_store(tmp_path / "rb.db") as store:
+        _run(_settings(llm), store=store)
+        text, acct, _ = _run(_settings(llm), store=store)
+        assert llm.count() == 1 and acct.cache_hits == 1 and acct.requests == 0
+        assert json.loads(text) == {"ok": True}
+        _run(_settings(llm), store=store, refresh=True)
+        assert llm.count() == 2
+        _run(_settings(llm, model="other-model"), store=store)  # another model: another key
+        assert llm.count() == 3
+
+
+def test_429_with_retry_after_is_honoured(llm):
+    seen = []
+
+    def rule(call):
+        seen.append(time.monotonic())
+        if len(seen) == 1:
+            return Reply(status=429, body={"error": {"message": "slow down"}}, headers={"Retry-After": "1"})
+        return Reply(content='{"ok": true}')
+
+    llm.rules.append(rule)
+    text, acct, _ = _run(_settings(llm))
+    assert json.loads(text) == {"ok": True}
+    assert acct.requests == 2 and acct.retries == 1
+    assert seen[1] - seen[0] >= 0.9  # waited as the server asked, not the shorter default backoff
+
+
+def test_500_then_success_and_persistent_500_fails_the_unit(llm):
+    n = {"i": 0}
+
+    def rule(call):
+        n["i"] += 1
+        return Reply(status=500, body={"error": {"message": "boom"}}) if n["i"] == 1 else Reply(content='{"ok": 1}')
+
+    llm.rules.append(rule)
+    _, acct, _ = _run(_settings(llm))
+    assert acct.retries == 1
+    llm.rules[:] = [lambda c: Reply(status=503, body={"error": {"message": "down"}}, headers={"retry-after-ms": "10"})]
+    with pytest.raises(UnitFailed, match="HTTP 503 after 4 attempts"):
+        _run(_settings(llm))
+
+
+def test_slow_answer_times_out_then_retry_succeeds(llm):
+    n = {"i": 0}
+
+    def rule(call):
+        n["i"] += 1
+        return Reply(content='{"ok": true}', delay=2.0 if n["i"] == 1 else 0.0)
+
+    llm.rules.append(rule)
+    t0 = time.monotonic()
+    text, acct, _ = _run(_settings(llm, timeout=0.5))
+    assert json.loads(text) == {"ok": True}
+    assert acct.retries == 1 and time.monotonic() - t0 < 2.0
+
+
+def test_overall_budget_stops_retrying(llm):
+    llm.rules.append(lambda c: Reply(content="{}", delay=3.0))
+    t0 = time.monotonic()
+    with pytest.raises(UnitFailed, match="budget"):
+        _run(_settings(llm, timeout=0.4), budget=1.0)
+    assert time.monotonic() - t0 < 2.5
+
+
+def test_bad_key_is_a_clear_error_without_the_key():
+    with ScriptedLLM(require_key="sk-right") as server:
+        with pytest.raises(EngineError) as e:
+            _run(_settings(server, api_key="sk-wrong-secret-abcdef"))
+    msg = str(e.value)
+    assert "refused the API key" in msg and "OPENAI_API_KEY" in msg and "--engine offline" in msg
+    assert "sk-wrong-secret-abcdef" not in msg and "abcdef" not in msg
+
+
+def test_unknown_model_is_a_clear_error():
+    with ScriptedLLM(models=("real-model",)) as server:
+        with pytest.raises(EngineError) as e:
+            _run(_settings(server, model="no-such-model"))
+    assert "no-such-model" in str(e.value) and "--llm-model" in str(e.value)
+
+
+def test_endpoint_down_fails_units_quickly():
+    with ScriptedLLM() as server:
+        url = server.base_url  # the port is free again once the server stops
+    with pytest.raises(UnitFailed, match="unreachable"):
+        _run(LLMSettings(model="m", base_url=url, api_key="k", timeout=2.0), budget=20)
+
+
+def test_settings_errors_name_the_variables():
+    with pytest.raises(EngineError) as e:
+        check_settings(LLMSettings())
+    for word in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REPOBRIEF_LLM_API_KEY", "--engine offline"):
+        assert word in str(e.value)
+    with pytest.raises(EngineError, match="--llm-model"):
+        check_settings(LLMSettings(base_url="http://127.0.0.1:11434/v1"))
+    with pytest.raises(EngineError, match="not an http"):
+        check_settings(LLMSettings(base_url="localhost:8000", model="m"))
+    assert check_settings(LLMSettings(api_key="sk-x")).model == "gpt-4o-mini"
+    with pytest.raises(EngineError, match="response_format"):
+        check_settings(LLMSettings(api_key="k", response_format="xml"))
+
+
+def test_tolerant_extraction():
+    assert extract_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert extract_json('Sure! Here it is:\n{"a": {"b": [1, 2]}}\nHope that helps.') == {"a": {"b": [1, 2]}}
+    assert extract_json('\ufeff{"a": 1}') == {"a": 1}
+    with pytest.raises(ExtractionError, match="blank"):
+        extract_json("   ")
+    with pytest.raises(ExtractionError, match="not valid JSON"):
+        extract_json('{"a": 1,, }')
+    with pytest.raises(ExtractionError, match="no JSON object"):
+        extract_json("I cannot help with that.")
+
+
+def test_helpers():
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("中文字符") == 4
+    assert redact("key sk-abcdefghijkl leaked, and mine", "mine") == "key sk-ab*** leaked, and ***"
