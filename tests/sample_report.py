@@ -10,7 +10,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from repobrief.models import Card, Item, PRAnalysis, PullRequest, Reason, Report, Risk, Sections, TableRow, Theme
+from repobrief.models import (
+    Card,
+    Item,
+    PRAnalysis,
+    PullRequest,
+    Reason,
+    Report,
+    Risk,
+    Sections,
+    TableRow,
+    Theme,
+)
 
 HOSTILE = [
     "<script>alert('xss')</script>",

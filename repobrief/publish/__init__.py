@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..config import PublishTarget
 from ..models import Report
-from .base import PublishResult, Publisher, redact_url
+from .base import Publisher, PublishResult, redact_url
 
 __all__ = ["PublishResult", "Publisher", "publish", "redact_url"]
 

@@ -35,14 +35,20 @@ WECOM_MAX_BYTES = 4096  # markdown content, UTF-8 bytes
 
 ELLIPSIS = "…"
 
-_LABELS = {
-    "zh": {"highlights": "本周亮点", "risks": "风险观察", "none": "（无）", "button": "完整周报"},
-    "en": {"highlights": "Highlights", "risks": "Risks", "none": "(none)", "button": "Full report"},
-}
+_EMPTY_KEYS = {"highlights": "card.no_changes", "risks": "card.no_risks"}
 
 
 def _label(report: Report, key: str) -> str:
-    return _LABELS.get(report.lang, _LABELS["en"])[key]
+    """`highlights`, `risks`, `button` from the catalog's [card] table."""
+    from ..i18n import catalog
+
+    return catalog(report.lang).t(f"card.{key}")
+
+
+def _empty(report: Report, block: str) -> str:
+    from ..i18n import catalog
+
+    return catalog(report.lang).t(_EMPTY_KEYS[block])
 
 
 # --------------------------------------------------------------------------- shortening
@@ -126,8 +132,9 @@ def feishu_payload(report: Report) -> dict:
     card = report.card
     link = safe_link(card.link)
 
-    def block(heading: str, lines: list[str], cap: int | None) -> list[dict]:
-        body = "\n".join(f"• {_cap(' '.join(s.split()), cap)}" for s in lines) or _label(report, "none")
+    def block(key: str, lines: list[str], cap: int | None) -> list[dict]:
+        heading = _label(report, key)
+        body = "\n".join(f"• {_cap(' '.join(s.split()), cap)}" for s in lines) or _empty(report, key)
         return [
             # The heading is ours (a catalog string); the lines are PR text, so plain_text.
             {"tag": "div", "text": {"tag": "lark_md", "content": f"**{heading}**"}},
@@ -135,9 +142,9 @@ def feishu_payload(report: Report) -> dict:
         ]
 
     def build(cap: int | None) -> dict:
-        elements = block(_label(report, "highlights"), card.highlights, cap)
+        elements = block("highlights", card.highlights, cap)
         elements.append({"tag": "hr"})
-        elements += block(_label(report, "risks"), card.risks, cap)
+        elements += block("risks", card.risks, cap)
         if link:
             elements.append(
                 {
@@ -174,18 +181,18 @@ def slack_payload(report: Report) -> dict:
     if link and len(link) > SLACK_URL_MAX:
         link = None
 
-    def section(heading: str, lines: list[str], cap: int | None) -> dict:
+    def section(key: str, lines: list[str], cap: int | None) -> dict:
         body = "\n".join(f"• {escape_slack(_cap(' '.join(s.split()), cap))}" for s in lines) or escape_slack(
-            _label(report, "none")
+            _empty(report, key)
         )
-        return {"type": "section", "text": {"type": "mrkdwn", "text": f"*{heading}*\n{body}"}}
+        return {"type": "section", "text": {"type": "mrkdwn", "text": f"*{_label(report, key)}*\n{body}"}}
 
     def build(cap: int | None) -> dict:
         blocks = [
             {"type": "header", "text": {"type": "plain_text", "text": shorten(card.title, SLACK_HEADER_MAX), "emoji": False}},
-            section(_label(report, "highlights"), card.highlights, cap),
+            section("highlights", card.highlights, cap),
             {"type": "divider"},
-            section(_label(report, "risks"), card.risks, cap),
+            section("risks", card.risks, cap),
         ]
         if link:
             button = shorten(card.button or _label(report, "button"), SLACK_BUTTON_TEXT_MAX)
@@ -218,7 +225,7 @@ def _markdown(report: Report, cap: int | None, with_link: bool, heading_prefix: 
         if lines:
             out += [f"- {escape_markdown(_cap(s, cap))}" for s in lines]
         else:
-            out.append(escape_markdown(_label(report, "none")))
+            out.append(escape_markdown(_empty(report, key)))
         out.append("")
     link = safe_link(card.link)
     if with_link and link:

@@ -195,11 +195,13 @@ def _inline(svg: str, title: str, chart_id: str) -> str:
     # Two charts on one page must not share ids (clip paths refer to them).
     svg = _ID_ATTR.sub(lambda m: f'id="{chart_id}-{m.group(1)}"', svg)
     svg = _ID_REF.sub(lambda m: f"{m.group(1)}{chart_id}-{m.group(2)}", svg)
-    # Scale with the page: keep the viewBox, drop the fixed size in points.
+    # Scale with the page, up to the drawn size: keep the viewBox, drop the fixed size in points.
     head_end = svg.index(">")
     head = svg[:head_end]
+    width_pt = re.search(r'\swidth="([\d.]+)pt"', head)
     head = re.sub(r'\s(width|height)="[^"]*"', "", head)
-    head += f' class="chart" role="img" aria-labelledby="{chart_id}-title" data-chart="{chart_id}"'
+    max_width = f' style="max-width: {float(width_pt.group(1)) * 4 / 3:.0f}px"' if width_pt else ""
+    head += f' class="chart" role="img" aria-labelledby="{chart_id}-title" data-chart="{chart_id}"{max_width}'
     return head + f'><title id="{chart_id}-title">{_esc(title)}</title>' + svg[head_end + 1 :]
 
 
@@ -213,7 +215,7 @@ def _text_width(text: str, size: float) -> float:
 
 def _svg_open(width: float, height: float, title: str, chart_id: str) -> list[str]:
     return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" class="chart" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" class="chart" style="max-width: {width:.0f}px" '
         f'role="img" aria-labelledby="{chart_id}-title" data-chart="{chart_id}" font-family="sans-serif" font-size="12">',
         f'<title id="{chart_id}-title">{_esc(title)}</title>',
         f'<text x="4" y="16" font-size="14" font-weight="bold">{_esc(title)}</text>',

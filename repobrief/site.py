@@ -1,0 +1,243 @@
+"""The archive site: a static folder of weekly HTML reports, one index, a trends page per repository.
+
+`build_site(target, settings, out, weeks=12)` generates the reports of the last
+`weeks` complete weeks (or the weeks up to `until_week`) with the pipeline's
+`generate_report`, and writes:
+
+    OUT/index.html                  every repository in the folder, with its weeks
+    OUT/site.json                   the manifest the indexes are built from
+    OUT/OWNER/REPO/index.html       the repository's weeks
+    OUT/OWNER/REPO/trends.html      merged PRs and top themes over the archived weeks
+    OUT/OWNER/REPO/2026-W26.html    each week's standalone report (with site navigation)
+    OUT/OWNER/REPO/2026-W26.json    the same report as JSON (for `repobrief publish`)
+
+Every link is relative, so the folder can be served from any path, opened from
+disk, or pushed to a GitHub Pages branch. Running it again for another
+repository, or for later weeks, adds to the manifest instead of replacing it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from markupsafe import Markup
+
+from .config import Settings
+from .errors import UsageError
+from .models import Report
+from .render import charts
+from .render.html import environment, page_assets, render_page
+from .window import Window
+
+MANIFEST = "site.json"
+MANIFEST_VERSION = 1
+TREND_THEMES = 5
+_SAFE_PART = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class SiteResult:
+    out: Path
+    repository: str
+    weeks: list[str]
+    pages: list[Path] = field(default_factory=list)
+
+
+def repo_dir(repository: str) -> tuple[str, str]:
+    """OWNER/REPO as two safe path parts (a name without an owner goes under `local/`)."""
+    owner, _, repo = repository.rpartition("/")
+    parts = []
+    for p in (owner or "local", repo):
+        p = _SAFE_PART.sub("-", p).strip(".-") or "repository"
+        parts.append(p)
+    return parts[0], parts[1]
+
+
+def week_windows(last: Window, weeks: int) -> list[Window]:
+    """`weeks` consecutive windows ending with `last`, oldest first."""
+    if weeks < 1 or weeks > 520:
+        raise UsageError(f"--weeks {weeks} is out of range; give a whole number from 1 to 520")
+    return [last.shifted(-i) for i in range(weeks - 1, -1, -1)]
+
+
+def build_site(
+    target: str,
+    settings: Settings,
+    out: str | Path,
+    *,
+    weeks: int = 12,
+    until_week: str | None = None,
+    now: datetime | None = None,
+    generate: Callable[[str, Settings, Window], Report] | None = None,
+    progress: Callable[[str], None] | None = None,
+    backend: str | None = None,
+) -> SiteResult:
+    """Generate the weekly reports of `target` and write (or extend) the site in `out`."""
+    from .window import parse_timezone, parse_week
+
+    if generate is None:
+        from .pipeline import generate_report as generate
+    tz = parse_timezone(settings.timezone)
+    last = parse_week(until_week or "last", tz, now)
+    windows = week_windows(last, weeks)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file; give a folder for the site")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = _read_manifest(out)
+
+    reports: list[Report] = []
+    for w in windows:
+        if progress:
+            progress(w.label)
+        reports.append(generate(target, settings, w))
+    repository = reports[-1].repository
+    owner, repo = repo_dir(repository)
+    folder = out / owner / repo
+    folder.mkdir(parents=True, exist_ok=True)
+
+    entry = manifest["repositories"].setdefault(repository, {"path": f"{owner}/{repo}", "weeks": {}})
+    entry["lang"] = reports[-1].lang
+    for r in reports:
+        entry["weeks"][r.week] = _week_summary(r)
+
+    result = SiteResult(out, repository, [r.week for r in reports])
+    all_weeks = sorted(entry["weeks"])
+    t = _strings(settings.language)
+    from .serialize import report_to_dict
+
+    for r in reports:
+        i = all_weeks.index(r.week)
+        nav = [(t["index"], "../../index.html"), (repository, "index.html"), (t["trends"], "trends.html")]
+        if i > 0:
+            nav.append((f"← {all_weeks[i - 1]}", f"{all_weeks[i - 1]}.html"))
+        if i + 1 < len(all_weeks):
+            nav.append((f"{all_weeks[i + 1]} →", f"{all_weeks[i + 1]}.html"))
+        result.pages.append(_write(folder / f"{r.week}.html", render_page(r, nav=nav, backend=backend)))
+        _write(folder / f"{r.week}.json", json.dumps(report_to_dict(r), ensure_ascii=False, indent=2) + "\n")
+
+    env = environment()
+    assets = page_assets(env)
+    lang = settings.language
+    html_lang = "zh-CN" if lang == "zh" else "en"
+    week_rows = _week_rows(entry)
+    common = {"t": t, "html_lang": html_lang, **assets}
+    result.pages.append(
+        _write(
+            folder / "index.html",
+            env.get_template("site_repo.html.j2").render(
+                name=repository, weeks=week_rows, nav=[(t["index"], "../../index.html")], **common
+            ),
+        )
+    )
+    result.pages.append(
+        _write(
+            folder / "trends.html",
+            env.get_template("site_trends.html.j2").render(
+                title=t["trends_title"].format(repository=repository, count=len(all_weeks)),
+                charts=_trend_charts(entry, t, backend),
+                weeks=week_rows,
+                nav=[(t["index"], "../../index.html"), (repository, "index.html")],
+                **common,
+            ),
+        )
+    )
+    _write(out / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    result.pages.append(
+        _write(
+            out / "index.html",
+            env.get_template("site_index.html.j2").render(repositories=_repo_rows(manifest), nav=[], **common),
+        )
+    )
+    return result
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _strings(lang: str) -> dict[str, str]:
+    from .i18n import catalog
+
+    return dict(catalog(lang).m["site"])
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _read_manifest(out: Path) -> dict:
+    path = out / MANIFEST
+    if not path.exists():
+        if any(out.iterdir()):
+            raise UsageError(
+                f"--out {str(out)!r} is not empty and has no {MANIFEST}; it is not a repobrief site",
+                "give an empty or new folder, or the folder of an earlier `repobrief site` run",
+            )
+        return {"version": MANIFEST_VERSION, "repositories": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{str(path)!r} is not valid JSON ({e})", "delete it and run `repobrief site` again for each repository") from None
+    if not isinstance(data, dict) or not isinstance(data.get("repositories"), dict):
+        raise UsageError(f"{str(path)!r} is not a repobrief site manifest", "delete it and rebuild the site")
+    return data
+
+
+def _week_summary(r: Report) -> dict:
+    from .i18n import catalog
+
+    cat = catalog(r.lang)
+    names = {th.key: th.name for th in r.themes}
+    by_theme = {names.get(k, k): int(v) for k, v in (r.stats.get("by_theme") or {}).items()}
+    last_day = (r.end - timedelta(microseconds=1)).astimezone(r.start.tzinfo).date()
+    return {
+        "title": cat.title(r),
+        "dates": cat.date_range(r.start.date(), last_day),
+        "merged_prs": len(r.pull_requests),
+        "top_themes": [th.name for th in r.themes[:3]],
+        "by_theme": by_theme,
+    }
+
+
+def _week_rows(entry: dict) -> list[dict]:
+    rows = []
+    for week, w in sorted(entry["weeks"].items(), reverse=True):
+        rows.append({"week": week, "href": f"{week}.html", **{k: w[k] for k in ("dates", "merged_prs", "top_themes")}})
+    return rows
+
+
+def _repo_rows(manifest: dict) -> list[dict]:
+    rows = []
+    for name, entry in sorted(manifest["repositories"].items()):
+        path = entry["path"]
+        weeks = sorted(entry["weeks"], reverse=True)
+        rows.append(
+            {
+                "name": name,
+                "href": f"{path}/index.html",
+                "trends": f"{path}/trends.html",
+                "latest": {"week": weeks[0], "href": f"{path}/{weeks[0]}.html"} if weeks else None,
+                "weeks": [{"week": w, "href": f"{path}/{w}.html"} for w in weeks],
+            }
+        )
+    return rows
+
+
+def _trend_charts(entry: dict, t: dict[str, str], backend: str | None) -> dict[str, Markup | None]:
+    weeks = sorted(entry["weeks"])
+    merged = [entry["weeks"][w]["merged_prs"] for w in weeks]
+    totals: dict[str, int] = {}
+    for w in weeks:
+        for name, count in entry["weeks"][w].get("by_theme", {}).items():
+            totals[name] = totals.get(name, 0) + count
+    top = sorted(totals, key=lambda n: (-totals[n], n))[:TREND_THEMES]
+    series = [(n, [entry["weeks"][w].get("by_theme", {}).get(n, 0) for w in weeks]) for n in top]
+    prs = charts.line_chart(weeks, [], t["chart_prs"], "chart-site-prs", total=(t["merged_prs"], merged), backend=backend)
+    themes = charts.line_chart(weeks, series, t["chart_themes"], "chart-site-themes", backend=backend) if series else None
+    return {"prs": Markup(prs), "themes": Markup(themes) if themes else None}

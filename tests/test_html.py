@@ -1,0 +1,146 @@
+"""The standalone HTML report, opened in a real headless Chromium with the network off."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+import pytest
+from browser import browser_fixture
+from sample_report import sample_report
+
+from repobrief.i18n import catalog
+from repobrief.render import charts
+from repobrief.render.html import render_page
+
+browser = browser_fixture()
+
+CHART_IDS = ["chart-modules", "chart-themes", "chart-trend", "chart-importance"]
+
+
+@pytest.fixture(scope="module", params=["matplotlib", "svg"])
+def opened(request, browser, tmp_path_factory):
+    """The hostile sample report, rendered with each chart backend and opened in the browser."""
+    if request.param == "matplotlib" and not charts.matplotlib_available():
+        pytest.skip("matplotlib (the charts extra) is not installed")
+    report = sample_report("zh" if request.param == "matplotlib" else "en", hostile=True)
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    path.write_text(render_page(report, backend=request.param), encoding="utf-8")
+    page = browser.open(path)
+    yield report, page
+    page.close()
+
+
+def test_page_loads_offline_without_errors_or_outside_requests(opened):
+    _, page = opened
+    got = page.collect()
+    assert got.errors == []
+    assert got.requests == [got.url], "the page must not fetch anything (fonts, scripts, images)"
+
+
+def test_all_six_sections_in_order(opened):
+    report, page = opened
+    headings = page.evaluate("[...document.querySelectorAll('main section h2')].map(h => h.textContent)")
+    expected = [f"{i}. {h}" for i, h in enumerate(catalog(report.lang).headings().values(), 1)]
+    assert headings == expected
+    assert page.evaluate("document.querySelector('h1').textContent") == catalog(report.lang).title(report)
+
+
+def test_pr_table_links_each_pr_and_drops_unsafe_links(opened):
+    report, page = opened
+    rows = page.evaluate(
+        "[...document.querySelectorAll('#pr-table tbody tr')].map(r => [r.cells[0].textContent.trim(),"
+        " r.cells[0].querySelector('a') ? r.cells[0].querySelector('a').href : null, r.cells[2].textContent])"
+    )
+    assert [r[0] for r in rows] == [f"#{row.number}" for row in report.sections.table]
+    assert [r[2] for r in rows] == [f"{row.importance:.1f}" for row in report.sections.table]
+    by_number = dict((r[0], r[1]) for r in rows)
+    assert by_number["#6700"] is None  # its URL was javascript:
+    assert by_number["#6701"] == "https://github.com/verl-project/verl/pull/6701"
+
+
+def test_charts_are_drawn(opened):
+    _, page = opened
+    drawn = page.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('svg.chart')].map(s => {"
+        " const r = s.getBoundingClientRect();"
+        " return [s.dataset.chart, {w: r.width, h: r.height,"
+        "  marks: s.querySelectorAll('path, rect, polyline, circle, line').length,"
+        "  text: s.querySelectorAll('text').length}]; }))"
+    )
+    assert sorted(drawn) == sorted(CHART_IDS)
+    for chart, box in drawn.items():
+        assert box["w"] > 200 and box["h"] > 80, chart
+        assert box["marks"] >= 4 and box["text"] >= 3, chart
+
+
+def _column(page, table, col):
+    return page.evaluate(f"[...document.querySelectorAll('#{table} tbody tr')].map(r => r.cells[{col}].dataset.sort || r.cells[{col}].textContent)")
+
+
+def test_table_sorts_in_the_page(opened):
+    _, page = opened
+    # Importance starts sorted descending; a click sorts ascending, another descending again.
+    page.evaluate("document.querySelector('#pr-table th:nth-child(3) button').click()")
+    values = [float(v) for v in _column(page, "pr-table", 2)]
+    assert values == sorted(values)
+    assert page.evaluate("document.querySelector('#pr-table th:nth-child(3)').getAttribute('aria-sort')") == "ascending"
+    page.evaluate("document.querySelector('#pr-table th:nth-child(1) button').click()")
+    numbers = [int(v) for v in _column(page, "pr-table", 0)]
+    assert numbers == sorted(numbers, reverse=True)
+    page.evaluate("document.querySelector('#all-pr-table th:nth-child(2) button').click()")
+    descending = page.evaluate(
+        "(() => { const t = [...document.querySelectorAll('#all-pr-table tbody tr')].map(r => r.cells[1].textContent.trim());"
+        " return t.length === 12 && t.every((x, i) => i === 0 || t[i - 1].localeCompare(x) >= 0); })()"
+    )
+    assert descending
+    assert page.collect().errors == []
+
+
+def test_hostile_pr_text_is_inert(opened):
+    report, page = opened
+    assert page.evaluate("document.scripts.length") == 1  # only ours
+    assert page.evaluate("document.images.length") == 0
+    assert page.evaluate("document.querySelectorAll('[onerror], [onclick], [onload]').length") == 0
+    hrefs = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.protocol)")
+    assert hrefs and set(hrefs) == {"https:"}
+    text = page.evaluate("document.body.innerText")
+    assert "<script>alert('xss')</script>" in text  # shown as text
+    assert '<img src=x onerror="alert(1)">' in text
+    assert not [e for e in page.browser._events if e.get("method") == "Page.javascriptDialogOpening"]
+
+
+def test_print_layout(opened):
+    _, page = opened
+    page.browser.send("Emulation.setEmulatedMedia", {"media": "print"}, session=page.session)
+    try:
+        arrows = page.evaluate("getComputedStyle(document.querySelector('th button'), '::after').display")
+        assert arrows == "none"
+        pdf = page.browser.send("Page.printToPDF", {}, session=page.session)["data"]
+        assert base64.b64decode(pdf)[:5] == b"%PDF-"
+        # printing opened the collapsed appendix of all PRs
+        assert page.evaluate("document.querySelector('#all-prs details').open") is True
+    finally:
+        page.browser.send("Emulation.setEmulatedMedia", {"media": ""}, session=page.session)
+
+
+def test_standalone_file_and_content_security_policy():
+    html = render_page(sample_report("en", hostile=True), backend="svg")
+    assert not re.search(r"<(link|iframe|object|embed|img)\b", html)
+    assert not re.search(r"""<[a-zA-Z][^>]*\ssrc\s*=|@import|url\((?!#)""", html)
+    script = re.search(r"<script>(.*?)</script>", html, re.S).group(1)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in html
+    assert "default-src 'none'" in html
+    assert "javascript:" not in html.replace("javascript:alert", "")  # only as escaped text
+    assert 'href="javascript' not in html
+
+
+def test_empty_week_renders_without_charts_of_missing_data():
+    report = sample_report("en", n_prs=0)
+    report.stats = {"trend": {"weeks": [], "merged_prs": [], "themes": {}}}
+    report.sections.table = []
+    html = render_page(report, backend="svg")
+    assert "chart-importance" not in html and "chart-modules" not in html
+    assert catalog("en").t("table.empty", threshold="5") in html

@@ -1,0 +1,196 @@
+"""Publishing cards to webhook receivers on 127.0.0.1 that verify each platform's signature."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import pytest
+from pytest_httpserver import HTTPServer
+from receivers import Receiver, json_response
+from sample_report import sample_report
+from werkzeug.wrappers import Response
+
+from repobrief.config import PublishTarget
+from repobrief.errors import PublishError, UsageError
+from repobrief.publish import publish
+from repobrief.publish.dingtalk import dingtalk_sign
+
+SECRET = "SEC0123456789abcdef-very-secret"
+TOKEN = "b7c1e2d3-4f5a-6b7c-8d9e-0f1a2b3c4d5e"
+
+PATHS = {
+    "feishu": f"/open-apis/bot/v2/hook/{TOKEN}",
+    "lark": f"/open-apis/bot/v2/hook/{TOKEN}",
+    "dingtalk": f"/robot/send?access_token={TOKEN}",
+    "wecom": f"/cgi-bin/webhook/send?key={TOKEN}",
+    "slack": f"/services/T000/B000/{TOKEN}",
+    "webhook": f"/hooks/{TOKEN}",
+}
+SIGNED = {"feishu", "lark", "dingtalk", "webhook"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = HTTPServer(host="127.0.0.1", port=0)
+    s.start()
+    yield s
+    s.clear()
+    if s.is_running():
+        s.stop()
+
+
+@pytest.fixture
+def receiver(server):
+    """A function that installs a verifying receiver for a platform and returns (receiver, url)."""
+    server.clear()
+
+    def install(platform: str, secret: str = "") -> tuple[Receiver, str]:
+        r = Receiver(platform, secret)
+        path = PATHS[platform].split("?")[0]
+        server.expect_request(path, method="POST").respond_with_handler(r)
+        return r, server.url_for(PATHS[platform])
+
+    return install
+
+
+def no_sleep(seconds: float) -> None:
+    no_sleep.calls.append(seconds)
+
+
+no_sleep.calls = []
+
+
+def post(platform, url, secret="", lang="en", **kw):
+    kw.setdefault("sleep", no_sleep)
+    kw.setdefault("backoff", 0.01)
+    return publish(sample_report(lang, hostile=True), PublishTarget(platform, url, secret), **kw)
+
+
+@pytest.mark.parametrize("platform", sorted(PATHS))
+def test_each_platform_accepts_the_signed_card(receiver, platform):
+    secret = SECRET if platform in SIGNED else ""
+    r, url = receiver(platform, secret)
+    result = post(platform, url, secret, lang="zh")
+    assert r.refusals == [] and len(r.received) == 1
+    assert result.attempts == 1 and result.status == 200
+    text = r.received[0].raw.decode()
+    assert "verl-project/verl" in text and "6700" in text
+    assert "reports.example.com/verl/2026-W26.html" in text  # the button / link to the full report
+    if platform in ("feishu", "lark"):
+        assert r.received[0].body["sign"] and r.received[0].body["timestamp"].isdigit()
+    if platform == "dingtalk":
+        assert r.received[0].query["access_token"] == TOKEN
+        assert r.received[0].body["msgtype"] == "actionCard"
+
+
+@pytest.mark.parametrize("platform", ["feishu", "dingtalk", "webhook"])
+def test_wrong_secret_is_refused_with_a_clear_error_that_hides_the_secret(receiver, platform):
+    r, url = receiver(platform, SECRET)
+    with pytest.raises(PublishError) as e:
+        post(platform, url, "not-the-right-secret")
+    msg = str(e.value)
+    assert r.refusals, "the receiver must have seen a bad signature"
+    assert "refused" in msg and platform in msg
+    assert "not-the-right-secret" not in msg and TOKEN not in msg and SECRET not in msg
+    assert "127.0.0.1" in msg  # the host is named, so the user knows which hook
+
+
+def test_feishu_non_zero_code_on_http_200_is_a_failure(receiver):
+    r, url = receiver("feishu", SECRET)
+    r.script = [json_response({"code": 19024, "msg": "Key Words Not Found", "data": {}})]
+    with pytest.raises(PublishError) as e:
+        post("feishu", url, SECRET)
+    assert "code 19024" in str(e.value) and "Key Words Not Found" in str(e.value)
+    assert "keyword" in e.value.hint
+    assert len(r.received) == 1  # a refusal is not retried
+
+
+def test_feishu_rate_limit_code_is_retried(receiver):
+    r, url = receiver("feishu", SECRET)
+    r.script = [json_response({"code": 11232, "msg": "frequency limited"})]
+    result = post("feishu", url, SECRET)
+    assert result.attempts == 2 and len(r.received) == 2 and r.refusals == []
+
+
+def test_429_waits_for_retry_after_then_succeeds(receiver):
+    r, url = receiver("slack")
+    r.script = [Response("rate_limited", 429, headers={"Retry-After": "7"})]
+    no_sleep.calls.clear()
+    result = post("slack", url)
+    assert result.attempts == 2 and no_sleep.calls == [7.0]
+
+
+def test_500_is_retried_with_backoff_and_then_given_up(receiver):
+    r, url = receiver("wecom")
+    r.script = [Response("upstream error", 500) for _ in range(3)]
+    no_sleep.calls.clear()
+    with pytest.raises(PublishError) as e:
+        post("wecom", url, retries=2, backoff=0.5)
+    assert "after 3 attempt(s)" in str(e.value) and "HTTP 500" in str(e.value)
+    assert no_sleep.calls == [0.5, 1.0]
+    assert len(r.received) == 3
+
+
+def test_500_then_success(receiver):
+    r, url = receiver("dingtalk", SECRET)
+    r.script = [Response("busy", 502)]
+    result = post("dingtalk", url, SECRET)
+    assert result.attempts == 2 and r.refusals == []
+
+
+def test_unreachable_webhook_fails_clearly_without_the_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    url = f"http://127.0.0.1:{port}/open-apis/bot/v2/hook/{TOKEN}"
+    with pytest.raises(PublishError) as e:
+        post("feishu", url, SECRET, retries=1)
+    assert "cannot connect" in str(e.value) and TOKEN not in str(e.value) and SECRET not in str(e.value)
+
+
+def test_logs_never_contain_the_secret_or_the_webhook_token(receiver, caplog):
+    caplog.set_level(logging.DEBUG)
+    r, url = receiver("dingtalk", SECRET)
+    r.script = [Response("busy", 503)]
+    post("dingtalk", url, SECRET)
+    # Everything the client side logs (repobrief, httpx, httpcore); werkzeug is the receiver.
+    logged = "\n".join(rec.getMessage() for rec in caplog.records if not rec.name.startswith("werkzeug"))
+    assert "posting dingtalk card" in logged
+    assert SECRET not in logged and TOKEN not in logged and "access_token" not in logged
+
+
+def test_dingtalk_signature_survives_url_encoding(receiver):
+    # base64 signatures contain '+', '/' and '='; the receiver decodes the query once.
+    r, url = receiver("dingtalk", SECRET)
+    clocks = [1_780_000_000.0 + i * 0.001 for i in range(40)]
+    signs = [dingtalk_sign(str(int(c * 1000)), SECRET) for c in clocks]
+    assert any("+" in s or "/" in s for s in signs)
+    import time as _time
+
+    for c in clocks:
+        # A fixed clock in the past would fail the freshness check; shift it to now.
+        now = _time.time() + (c - clocks[0])
+        post("dingtalk", url, SECRET, clock=lambda now=now: now)
+    assert r.refusals == [] and len(r.received) == 40
+
+
+@pytest.mark.parametrize(
+    ("target", "url", "secret", "needle"),
+    [
+        ("slack", "https://hooks.slack.com/services/T/B/x", "s3cret", "no signing secret"),
+        ("feishu", "", "", "no webhook URL"),
+        ("feishu", "ftp://example.com/hook", "", "not an http(s) URL"),
+    ],
+)
+def test_bad_targets_are_usage_errors(target, url, secret, needle):
+    with pytest.raises(UsageError) as e:
+        post(target, url, secret)
+    assert needle in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
+def test_unknown_target_suggests_the_nearest():
+    with pytest.raises(UsageError) as e:
+        post("feishuu", "https://open.feishu.cn/x")
+    assert "feishu" in str(e.value.hint)
