@@ -76,6 +76,7 @@ class PullRequest:
     reverts_title: str | None = None
     additions_total: int | None = None  # from an API, when file lists are truncated
     deletions_total: int | None = None
+    lines_known: bool = True  # False: files are known, their line counts were not read
 
     @property
     def lines_added(self) -> int:
@@ -103,6 +104,7 @@ class Commit:
     author: str
     committed_at: datetime
     files: list[FileChange] = field(default_factory=list)
+    reverts: int | None = None  # the PR number this commit reverts, when known
 
 
 @dataclass(slots=True)

@@ -28,6 +28,11 @@ class Source(ABC):
     def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
         """Yield the PRs merged into the default branch inside `window`."""
 
+    def history(self, window: Window) -> Iterator[PullRequest]:
+        """PRs of earlier weeks for trends: titles and paths are needed, line counts
+        are not (`lines_known` may be False). Sources that can skip work override it."""
+        return self.iter_pull_requests(window)
+
     def direct_commits(self, window: Window) -> list[Commit]:
         """Commits on the default branch inside `window` that no PR explains."""
         return []
@@ -36,13 +41,17 @@ class Source(ABC):
         """`owner/repo`, when the source can tell."""
         return None
 
+    def prefetch_authors(self, before: datetime) -> None:
+        """A hint that `earlier_authors(before)` will be asked for; sources may start early."""
+
     def earlier_authors(self, before: datetime) -> set[str] | None:
         """Everyone who authored a change before `before` (None: unknown)."""
         return None
 
     def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
-        """Unified diffs (added/removed lines) of `prs` limited to files matching the
-        glob `paths`, at most `max_bytes` per PR. Empty when the source has no diffs."""
+        """Unified diffs (added/removed lines) of `prs` limited to files whose base name
+        matches one of the globs `paths` (`*.yaml`, `Dockerfile*`), at most `max_bytes`
+        per PR. Empty when the source has no diffs."""
         return {}
 
     def default_timezone(self) -> str | None:

@@ -1,0 +1,188 @@
+"""Every number the report states: counts by type, module and theme,
+contributors and first-time contributors, lines changed, and comparisons with
+the repository's earlier weeks. Composers (offline or LLM) may only state
+figures found here; `WeekFacts.allowed_numbers()` is what grounding checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .analysis.themes import WeekSample, pick_report_themes
+from .config import Settings
+from .i18n import Catalog
+from .models import Commit, PRAnalysis, PullRequest, Risk, Theme
+from .window import Window
+
+
+@dataclass
+class WeekFacts:
+    """The week as computed: what composers write from."""
+
+    repository: str
+    window: Window
+    lang: str
+    settings: Settings
+    catalog: Catalog
+    prs: list[PullRequest]
+    analyses: dict[int, PRAnalysis]
+    direct_commits: list[Commit]
+    stats: dict
+    themes: list[Theme]  # all, strongest first
+    report_themes: list[Theme]  # the 3–5 the report writes about
+    risks: list[Risk]  # one per kind, strongest first
+    history: list[WeekSample] = field(default_factory=list)
+
+    def ranked(self) -> list[PullRequest]:
+        """PRs by importance, highest first (ties: lower PR number first)."""
+        return sorted(self.prs, key=lambda p: (-self.analyses[p.number].importance, p.number))
+
+    def pr(self, number: int) -> PullRequest | None:
+        return next((p for p in self.prs if p.number == number), None)
+
+    def allowed_numbers(self) -> set[float]:
+        """Every figure a grounded text may state (besides dates, versions and PR numbers)."""
+        nums: set[float] = set()
+
+        def walk(v) -> None:
+            if isinstance(v, bool):
+                return
+            if isinstance(v, (int, float)):
+                nums.add(float(v))
+            elif isinstance(v, dict):
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, (list, tuple)):
+                for x in v:
+                    walk(x)
+
+        walk(self.stats)
+        for t in self.themes:
+            nums.update({float(t.count), float(t.previous), float(t.baseline_mean), float(t.history_weeks)})
+        for a in self.analyses.values():
+            nums.add(float(a.importance))
+        for p in self.prs:
+            nums.update({float(p.lines), float(p.lines_added), float(p.lines_deleted), float(len(p.files))})
+        for r in self.risks:
+            nums.add(float(len(r.prs)))
+        nums.add(float(self.settings.threshold))
+        return nums
+
+
+def _wow(current: int, previous: int | None) -> dict:
+    if previous is None:
+        return {"previous": None, "delta": None, "pct": None}
+    return {
+        "previous": previous,
+        "delta": current - previous,
+        "pct": round(100.0 * (current - previous) / previous, 1) if previous else None,
+    }
+
+
+def compute_stats(
+    window: Window,
+    prs: list[PullRequest],
+    analyses: dict[int, PRAnalysis],
+    direct: list[Commit],
+    history: list[WeekSample],
+    themes: list[Theme],
+    first_time: set[str] | None,
+    previous_detail: list[PullRequest] | None,
+    threshold: float,
+) -> dict:
+    authors = Counter(p.author for p in prs)
+    authors.update(c.author for c in direct)
+    by_type = Counter(analyses[p.number].type for p in prs)
+    by_module: Counter[str] = Counter()
+    for p in prs:
+        by_module.update(analyses[p.number].modules)
+    added = sum(p.lines_added for p in prs) + sum(sum(f.added or 0 for f in c.files) for c in direct)
+    deleted = sum(p.lines_deleted for p in prs) + sum(sum(f.deleted or 0 for f in c.files) for c in direct)
+    hist_counts = [len(w.prs) for w in history]
+    n = len(prs)
+    prev = hist_counts[-1] if hist_counts else None
+    stats = {
+        "merged_prs": n,
+        "direct_commits": len(direct),
+        "contributors": len(authors),
+        "first_time_contributors": None if first_time is None else len(first_time),
+        "first_time_contributor_names": sorted(first_time) if first_time else [],
+        "lines_added": added,
+        "lines_deleted": deleted,
+        "files_changed": len({f.path for p in prs for f in p.files}),
+        "by_type": dict(by_type.most_common()),
+        "by_module": dict(by_module.most_common()),
+        "by_theme": {t.key: t.count for t in themes},
+        "theme_names": {t.key: t.name for t in themes},
+        "breaking_prs": sorted(p.number for p in prs if analyses[p.number].breaking),
+        "reverts": sorted(p.number for p in prs if p.reverts is not None),
+        "above_threshold": sum(1 for p in prs if analyses[p.number].importance >= threshold),
+        "week_over_week": {"merged_prs": _wow(n, prev)},
+        "baseline": {
+            "weeks": len(hist_counts),
+            "mean_merged_prs": round(sum(hist_counts) / len(hist_counts), 1) if hist_counts else None,
+            "max_merged_prs": max(hist_counts) if hist_counts else None,
+            "rank_merged_prs": 1 + sum(1 for h in hist_counts if h > n) if hist_counts else None,
+        },
+    }
+    if previous_detail is not None:
+        stats["week_over_week"]["lines_added"] = _wow(added, sum(p.lines_added for p in previous_detail))
+        stats["week_over_week"]["lines_deleted"] = _wow(deleted, sum(p.lines_deleted for p in previous_detail))
+    top = [t for t in themes[:6]]
+    stats["trend"] = {
+        "weeks": [w.label for w in history] + [window.label],
+        "merged_prs": hist_counts + [n],
+        "themes": {
+            t.key: [sum(1 for p in w.prs if _in_theme(t, p, w)) for w in history] + [t.count] for t in top
+        },
+    }
+    return stats
+
+
+def _in_theme(t: Theme, pr: PullRequest, w: WeekSample) -> bool:
+    c = w.classified[pr.number]
+    kind, _, key = t.key.partition(":")
+    if kind == "module":
+        return key in c.modules
+    if kind == "term":
+        return key in c.terms
+    if kind == "type":
+        return c.type == key
+    return False  # configured themes: counted in the theme's own history only
+
+
+def build_facts(
+    *,
+    repository: str,
+    window: Window,
+    settings: Settings,
+    catalog: Catalog,
+    prs: list[PullRequest],
+    analyses: dict[int, PRAnalysis],
+    direct: list[Commit],
+    history: list[WeekSample],
+    themes: list[Theme],
+    week_risks: list[Risk],
+    first_time: set[str] | None,
+    previous_detail: list[PullRequest] | None,
+) -> WeekFacts:
+    from .analysis.risks import merge_risks
+
+    importance = {n: a.importance for n, a in analyses.items()}
+    risks = merge_risks([r for a in analyses.values() for r in a.risks], week_risks, importance)
+    stats = compute_stats(window, prs, analyses, direct, history, themes, first_time, previous_detail, settings.threshold)
+    return WeekFacts(
+        repository=repository,
+        window=window,
+        lang=catalog.lang,
+        settings=settings,
+        catalog=catalog,
+        prs=prs,
+        analyses=analyses,
+        direct_commits=direct,
+        stats=stats,
+        themes=themes,
+        report_themes=pick_report_themes(themes),
+        risks=risks,
+        history=history,
+    )

@@ -1,0 +1,147 @@
+"""Modules, change type and theme terms of one PR (cheap enough for every PR of
+the baseline weeks too)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..config import Settings
+from ..conventions import ParsedTitle, parse_title
+from ..models import PullRequest
+from . import files as fk
+
+# Tags that name the same module in different words.
+TAG_ALIASES = {"doc": "docs", "documentation": "docs", "tests": "test", "cfg": "config", "configs": "config"}
+_GENERIC_DIRS = {"src", "lib", "libs", "python", "pkg", "internal", "source", "app", "apps", "main", "core", "utils",
+                 "util", "common", "misc", "tools", "scripts"}
+_STOPWORDS = set(
+    """a an the and or for to of in on at by with from into onto via as is are be been was were it its this that these
+    those not no yes when while if then than so do does did done can could should would will may might must also only
+    add adds added adding support supports supported update updates updated updating use uses using used make makes
+    fix fixes fixed fixing remove removes removed removing allow allows change changes changed new more less some all
+    any each other via per after before during over under about up down out off same different default defaults
+    set sets get gets run runs running issue issues bug bugs pr prs feat feature features chore refactor refactoring
+    test tests docs doc minor small typo typos misc improve improves improved improvement improvements enable enables
+    enabled disable disabled handle handles proper properly correct correctly instead missing unused wrong error
+    errors case cases code file files function functions method methods class classes value values type types
+    version versions option options param params parameter parameters arg args argument arguments script scripts
+    example examples readme logic flag flags check checks call calls path paths name names list init main
+    """.split()
+)
+# Terms that name one platform or topic in several words; discovered themes are named by these.
+TERM_SYNONYMS = {
+    "ascend": "npu", "huawei": "npu", "hccl": "npu", "mindspeed": "npu", "cann": "npu", "torch_npu": "npu",
+    "amd": "rocm", "hip": "rocm", "mi300": "rocm", "aiter": "rocm",
+    "nvidia": "cuda", "documentation": "docs", "doc": "docs", "workflow": "ci", "workflows": "ci", "github": "ci",
+    "lora": "lora", "peft": "lora", "vlm": "multimodal", "vl": "multimodal", "vision": "multimodal",
+    "multimodal": "multimodal", "fp8": "fp8", "quantization": "quantization", "quant": "quantization",
+}
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]{1,40}")
+
+
+@dataclass(slots=True)
+class Classified:
+    parsed: ParsedTitle
+    modules: list[str]
+    type: str
+    breaking: bool
+    terms: set[str] = field(default_factory=set)
+    minor_only: bool = False  # only docs / tests / CI / examples
+
+
+def _canon_tag(tag: str) -> str:
+    tag = tag.strip().lower().replace(" ", "_")
+    return TAG_ALIASES.get(tag, tag)
+
+
+def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
+    """Modules from paths when the title has no tags: the directories holding most lines."""
+    weights: Counter[str] = Counter()
+    for f in pr.files:
+        p = f.path
+        if fk.is_ci(p):
+            mod = "ci"
+        elif fk.is_test(p):
+            mod = "tests"
+        elif fk.is_doc(p):
+            mod = "docs"
+        else:
+            parts = [x for x in p.split("/")[:-1] if x.lower() not in _GENERIC_DIRS and x.lower() != project]
+            if parts:
+                mod = parts[0]
+            else:
+                stem = fk.base(p).rsplit(".", 1)[0]
+                mod = stem if stem and stem != "__init__" else (project or "root")
+        weights[mod.lower()] += max(1, f.lines)
+    total = sum(weights.values()) or 1
+    mods = [m for m, w in weights.most_common(3) if w / total >= 0.2]
+    return mods or ([weights.most_common(1)[0][0]] if weights else [])
+
+
+def _type_from_files(pr: PullRequest) -> str | None:
+    paths = [f.path for f in pr.files]
+    if not paths:
+        return None
+    if all(fk.is_doc(p) for p in paths):
+        return "docs"
+    if all(fk.is_ci(p) for p in paths):
+        return "ci"
+    if all(fk.is_test(p) for p in paths):
+        return "test"
+    if all(fk.is_dependency(p) for p in paths):
+        return "deps"
+    return None
+
+
+def title_terms(text: str) -> set[str]:
+    out = set()
+    for w in _WORD.findall(text):
+        w = w.lower().strip("._+-")
+        if len(w) < 2 or w in _STOPWORDS or w.isdigit() or re.fullmatch(r"v?\d[\d.]*", w):
+            continue
+        out.add(TERM_SYNONYMS.get(w, w))
+    return out
+
+
+def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classified:
+    parsed = parse_title(pr.title)
+    modules: list[str] = []
+    for t in parsed.tags:
+        c = _canon_tag(t)
+        if c and c not in modules:
+            modules.append(c)
+    low_title = pr.title.lower()
+    for rule in settings.modules:
+        hit = any(_canon_tag(t) in modules for t in rule.tags) or (rule.paths and any(fk.path_matches(f.path, rule.paths) for f in pr.files))
+        hit = hit or any(lbl in pr.labels for lbl in rule.labels)
+        if hit and rule.name not in modules:
+            modules.append(rule.name)
+    ptype = parsed.type
+    if pr.labels:
+        from .labels import label_modules, label_type
+
+        for m in label_modules(pr, settings):
+            if m not in modules:
+                modules.append(m)
+        ptype = ptype or label_type(pr, settings)
+    if not modules:
+        modules = infer_modules(pr, project)
+    if pr.reverts is not None or low_title.startswith("revert"):
+        ptype = "revert"
+    from_files = _type_from_files(pr)
+    if ptype is None:
+        ptype = from_files or ("docs" if "typo" in low_title else "other")
+    elif ptype in ("chore", "other") and from_files in ("docs", "ci", "test", "deps"):
+        ptype = from_files
+    minor_only = bool(pr.files) and all(fk.is_minor(f.path) for f in pr.files)
+    terms = title_terms(parsed.description)
+    terms.update(modules)
+    for f in pr.files[:200]:
+        for part in f.path.split("/")[:-1]:
+            p = part.lower()
+            if p not in _GENERIC_DIRS and p != project and len(p) > 1 and not p.startswith("."):
+                terms.add(TERM_SYNONYMS.get(p, p))
+    breaking = parsed.breaking
+    return Classified(parsed=parsed, modules=modules, type=ptype, breaking=breaking, terms=terms, minor_only=minor_only)

@@ -1,0 +1,57 @@
+"""The week's shared facts that per-PR analysis needs: how big PRs usually are
+in this repository (calibration), where its core is, the diffs detectors read,
+the week's themes and who is new."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..config import Settings
+from ..models import PullRequest, Theme
+from ..window import Window
+from . import files as fk
+from .classify import Classified
+
+
+@dataclass
+class AnalysisContext:
+    settings: Settings
+    window: Window
+    lang: str
+    repository: str
+    classified: dict[int, Classified]
+    calibration_lines: list[int] = field(default_factory=list)  # sorted
+    calibration_files: list[int] = field(default_factory=list)  # sorted
+    core_paths: list[str] = field(default_factory=list)
+    diffs: dict[int, str] = field(default_factory=dict)
+    themes: list[Theme] = field(default_factory=list)
+    first_time_authors: set[str] = field(default_factory=set)
+
+    @property
+    def project(self) -> str:
+        return self.repository.rsplit("/", 1)[-1].lower()
+
+
+def percentile(sorted_values: list[int], x: int) -> float:
+    """Share of values below `x` (ties count half): 0.0 … 1.0."""
+    if not sorted_values:
+        return 0.5
+    lo, hi = bisect_left(sorted_values, x), bisect_right(sorted_values, x)
+    return (lo + (hi - lo) / 2) / len(sorted_values)
+
+
+def default_core_paths(prs: list[PullRequest], project: str, limit: int = 3) -> list[str]:
+    """The most-changed source directories (two levels deep) of recent PRs."""
+    lines: Counter[str] = Counter()
+    for pr in prs:
+        for f in pr.files:
+            if not fk.is_source(f.path) or fk.is_example(f.path):
+                continue
+            parts = f.path.split("/")[:-1]
+            if not parts:
+                continue
+            depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
+            lines["/".join(parts[:depth])] += f.lines or 1
+    return [d for d, _ in lines.most_common(limit)]

@@ -1,0 +1,89 @@
+"""What kind of file a path is: docs, tests, CI, config, dependency manifest, source.
+
+The predicates are cached: the same paths recur in every week of a history."""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatch
+from functools import lru_cache
+
+_DOC_EXT = (".md", ".rst", ".txt", ".adoc", ".ipynb", ".png", ".jpg", ".jpeg", ".svg", ".gif")
+_SOURCE_EXT = (".py", ".pyx", ".pyi", ".c", ".cc", ".cpp", ".h", ".hpp", ".cu", ".cuh", ".rs", ".go", ".java", ".kt",
+               ".js", ".ts", ".tsx", ".jsx", ".rb", ".scala", ".swift", ".m", ".mm", ".jl", ".lua", ".sh", ".triton")
+_CONFIG_EXT = (".yaml", ".yml", ".toml", ".json", ".ini", ".cfg", ".conf", ".jsonnet")
+DEPENDENCY_FILES = ("requirements*.txt", "requirements*.in", "setup.py", "setup.cfg", "pyproject.toml", "environment*.yml",
+                    "environment*.yaml", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "package.json", "Cargo.toml",
+                    "go.mod", "Dockerfile*", "*.dockerfile", "constraints*.txt")
+_TEST_RX = re.compile(r"(^|/)(tests?|testing|test_utils|e2e|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|(^|/)conftest\.py$")
+_CI_RX = re.compile(r"(^|/)(\.github/workflows|\.gitlab-ci\.yml|\.circleci|\.buildkite|\.jenkins|ci|\.ci|\.azure-pipelines)(/|$)|(^|/)\.pre-commit-config\.yaml$|(^|/)\.github/")
+_DOC_RX = re.compile(r"(^|/)(docs?|documentation)(/|$)|(^|/)(README|CHANGELOG|CHANGES|CONTRIBUTING|NEWS|HISTORY)[^/]*$", re.I)
+_CONFIG_RX = re.compile(r"(^|/)(configs?|conf|settings)(/|$)|(^|/)[^/]*(config|settings)[^/]*\.(py|ya?ml|toml|json)$", re.I)
+_API_NAMES = ("__init__.py", "api.py", "cli.py", "interface.py", "interfaces.py", "public.py")
+
+
+def base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+@lru_cache(maxsize=1 << 16)
+def is_test(path: str) -> bool:
+    return bool(_TEST_RX.search(path))
+
+
+@lru_cache(maxsize=1 << 16)
+def is_ci(path: str) -> bool:
+    return bool(_CI_RX.search(path))
+
+
+@lru_cache(maxsize=1 << 16)
+def is_doc(path: str) -> bool:
+    if is_test(path) or is_ci(path):
+        return False
+    return bool(_DOC_RX.search(path)) or path.lower().endswith(_DOC_EXT[:5])
+
+
+@lru_cache(maxsize=1 << 16)
+def is_dependency(path: str) -> bool:
+    b = base(path)
+    return any(fnmatch(b, g) for g in DEPENDENCY_FILES)
+
+
+@lru_cache(maxsize=1 << 16)
+def is_config(path: str) -> bool:
+    if is_ci(path) or is_test(path) or is_doc(path):
+        return False
+    low = path.lower()
+    return bool(_CONFIG_RX.search(low)) and (low.endswith(_CONFIG_EXT) or low.endswith(".py"))
+
+
+@lru_cache(maxsize=1 << 16)
+def is_source(path: str) -> bool:
+    return path.lower().endswith(_SOURCE_EXT) and not is_test(path) and not is_doc(path) and not is_ci(path)
+
+
+@lru_cache(maxsize=1 << 16)
+def is_api(path: str) -> bool:
+    return is_source(path) and base(path) in _API_NAMES and "/" in path
+
+
+@lru_cache(maxsize=1 << 16)
+def is_example(path: str) -> bool:
+    return bool(re.search(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)", path))
+
+
+@lru_cache(maxsize=1 << 16)
+def is_minor(path: str) -> bool:
+    """Docs, tests, CI and examples: changes here rarely affect users of the code."""
+    return is_doc(path) or is_test(path) or is_ci(path) or is_example(path)
+
+
+def path_matches(path: str, globs: list[str]) -> bool:
+    """A path matches a glob (`verl/trainer/**`, `*.yaml`) or a plain directory prefix."""
+    for g in globs:
+        if any(ch in g for ch in "*?["):
+            if fnmatch(path, g) or (g.endswith("/**") and path.startswith(g[:-3] + "/")):
+                return True
+        elif path == g or path.startswith(g.rstrip("/") + "/"):
+            return True
+    return False

@@ -1,0 +1,167 @@
+"""Risk detectors. Each finding has a kind (snake_case), a severity, the PRs
+involved and the evidence, so a reader can check it. Per-PR detectors run in the
+engine; week-level detectors (churn, version mismatches) run over all PRs.
+
+Titles and text are written later by the composer in the report's language;
+evidence strings quote paths, keys and versions as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..conventions import CleanBody
+from ..models import PullRequest, Risk
+from . import files as fk
+from .classify import Classified
+from .context import AnalysisContext, percentile
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+# Basename globs of files whose content detectors read (config keys, versions).
+DIFF_GLOBS = ["*.yaml", "*.yml", "*.toml", "*.json", "*.cfg", "*.ini", "*config*.py", "Dockerfile*", "*.dockerfile",
+              "requirements*.txt", "setup.py", "*.md", "*.rst", "version*", "VERSION", "__init__.py"]
+
+_CONFIG_WORDS = re.compile(r"\b(?:rename[sd]?|renaming|deprecat\w*|remov\w*|drop\w*)\b.{0,60}\b(?:config\w*|option\w*|arg\w*|flag\w*|keys?|param\w*|setting\w*|field\w*)\b", re.I)
+_DEP_WORDS = re.compile(r"\b(?:bump\w*|upgrad\w*|pin\w*|downgrad\w*|requir\w*)\b.{0,40}\b(?:version|==|>=|\d+\.\d+)", re.I)
+_YAML_KEY = re.compile(r"^([-+])(\s*)([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!:)")
+_PY_FIELD = re.compile(r"^([-+])(\s+)([A-Za-z_][A-Za-z0-9_]*)\s*:\s*[A-Za-z_][\w\[\], .|]*=")
+_VERSION_PIN = re.compile(
+    r"\b([A-Za-z][A-Za-z0-9_.-]{1,40})\s*(?:==|>=|~=|@|:\s*v?|\s+v)(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|dev|rc|a|b)\d*)?)\b"
+)
+_IMAGE_TAG = re.compile(r"\b([a-z][a-z0-9_-]{1,40})(\d+\.\d+(?:\.\d+)?)\b")
+
+
+def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> list[Risk]:
+    out: list[Risk] = []
+    n = pr.number
+    if c.breaking or body.breaking_note:
+        ev = []
+        if c.breaking:
+            ev.append(f"title marks it breaking: {pr.title[:120]}")
+        if body.breaking_note:
+            ev.append(f"BREAKING CHANGE: {body.breaking_note[:200]}")
+        out.append(Risk("breaking_change", "high", [n], ev))
+    cfg = _config_changes(pr, ctx.diffs.get(n, ""))
+    if cfg:
+        out.append(Risk("config_change", "high" if any("removed" in e or "renamed" in e for e in cfg) else "medium", [n], cfg))
+    core_lines = sum(f.lines for f in pr.files if ctx.core_paths and fk.path_matches(f.path, ctx.core_paths))
+    if pr.lines_known and core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
+        paths = sorted({cp for f in pr.files for cp in ctx.core_paths if fk.path_matches(f.path, [cp])})
+        out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
+    touches_source = [f.path for f in pr.files if fk.is_source(f.path) and not fk.is_example(f.path)]
+    has_tests = any(fk.is_test(f.path) for f in pr.files)
+    if c.type in ("feat", "fix", "refactor", "perf") and touches_source and not has_tests and not body.has_test_evidence:
+        out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
+    deps = [f.path for f in pr.files if fk.is_dependency(f.path)]
+    if deps or (_DEP_WORDS.search(pr.title) and c.type in ("deps", "build", "chore", "ci")):
+        ev = [f"changes {', '.join(deps[:3])}"] if deps else [f"title: {pr.title[:120]}"]
+        out.append(Risk("dependency_change", "medium", [n], ev))
+    big = max(1000, _p95(ctx.calibration_lines))
+    if pr.lines_known and pr.lines >= big:
+        out.append(Risk("large_change", "medium", [n], [f"{pr.lines:,} changed lines in {len(pr.files):,} files"]))
+    if pr.discussion_known:
+        from .discussion import discussion_risks
+
+        out.extend(discussion_risks(pr, ctx.lang))
+    return out
+
+
+def _p95(values: list[int]) -> int:
+    return values[int(0.95 * (len(values) - 1))] if values else 0
+
+
+def _config_changes(pr: PullRequest, diff: str) -> list[str]:
+    """Evidence of renamed or removed configuration: keys, fields, files, or the title."""
+    ev: list[str] = []
+    for f in pr.files:
+        if fk.is_config(f.path) and f.status == "D":
+            ev.append(f"removed config file {f.path}")
+    removed: dict[str, list[str]] = defaultdict(list)
+    added: dict[str, list[str]] = defaultdict(list)
+    current = ""
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            current = line.rsplit(" b/", 1)[-1]
+            continue
+        if line.startswith(("+++", "---")) or not (fk.is_config(current) or current.endswith((".yaml", ".yml"))):
+            continue
+        m = _YAML_KEY.match(line) or (_PY_FIELD.match(line) if current.endswith(".py") else None)
+        if m:
+            (removed if m.group(1) == "-" else added)[m.group(3)].append(current)
+    gone = [k for k in removed if k not in added]
+    new = [k for k in added if k not in removed]
+    for k in gone[:6]:
+        files = removed[k]
+        # A removed key next to a new one in the same file reads as a rename.
+        partner = next((nk for nk in new if added[nk][0] == files[0]), None)
+        if partner:
+            new.remove(partner)
+            ev.append(f"config key renamed {k} -> {partner} in {files[0]}")
+        else:
+            ev.append(f"config key removed: {k} ({files[0]})")
+    if not ev and _CONFIG_WORDS.search(pr.title):
+        ev.append(f"title: {pr.title[:120]}")
+    return ev
+
+
+def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: AnalysisContext) -> list[Risk]:
+    out: list[Risk] = []
+    ci = [pr.number for pr in prs if classified[pr.number].type == "ci" or
+          (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files))]
+    ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
+    if len(ci) >= 3:
+        out.append(Risk("ci_churn", "medium" if len(ci) >= 5 else "low", sorted(ci), [f"{len(ci)} CI changes or fixes this week"]))
+    cfg = [pr.number for pr in prs if any(fk.is_config(f.path) for f in pr.files)]
+    if len(cfg) >= 4:
+        out.append(Risk("config_churn", "medium", sorted(cfg), [f"{len(cfg)} PRs changed configuration files this week"]))
+    out.extend(_version_mismatch(prs, ctx.diffs))
+    return out
+
+
+def _version_mismatch(prs: list[PullRequest], diffs: dict[int, str]) -> list[Risk]:
+    """The same package pinned or documented at different versions in this week's additions."""
+    seen: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    where: dict[tuple[str, str], str] = {}
+    for pr in prs:
+        current = ""
+        for line in diffs.get(pr.number, "").splitlines():
+            if line.startswith("diff --git"):
+                current = line.rsplit(" b/", 1)[-1]
+                continue
+            if not line.startswith("+") or line.startswith("+++"):
+                continue
+            for name, ver in _VERSION_PIN.findall(line[1:]):
+                key = name.lower()
+                if key in ("python", "version", "v", "cuda_version") or len(key) < 3:
+                    continue
+                seen[key][ver].add(pr.number)
+                where.setdefault((key, ver), current)
+    out = []
+    for name, versions in sorted(seen.items()):
+        if len(versions) < 2:
+            continue
+        prs_involved = sorted({n for s in versions.values() for n in s})
+        ev = [f"{name} {v} in {where[(name, v)]} (#{', #'.join(map(str, sorted(nums)))})" for v, nums in sorted(versions.items())]
+        out.append(Risk("version_mismatch", "medium", prs_involved, ev[:4]))
+    return out[:3]
+
+
+def merge_risks(per_pr: list[Risk], week: list[Risk], importance: dict[int, float]) -> list[Risk]:
+    """One risk per kind for the report, strongest first (by severity, then the PRs' importance)."""
+    by_kind: dict[str, Risk] = {}
+    for r in per_pr:
+        k = by_kind.get(r.kind)
+        if k is None:
+            by_kind[r.kind] = Risk(r.kind, r.severity, list(r.prs), list(r.evidence))
+        else:
+            k.prs = sorted(set(k.prs) | set(r.prs), key=lambda n: -importance.get(n, 0))
+            k.evidence.extend(r.evidence)
+            if SEVERITY_ORDER[r.severity] < SEVERITY_ORDER[k.severity]:
+                k.severity = r.severity
+    merged = list(by_kind.values()) + [Risk(r.kind, r.severity, list(r.prs), list(r.evidence)) for r in week]
+    for r in merged:
+        r.prs = sorted(set(r.prs), key=lambda n: (-importance.get(n, 0), n))
+    merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
+    return merged

@@ -1,0 +1,102 @@
+"""Importance 0–10: how much a maintainer or a downstream user should care.
+
+The score is a sum of named terms (`new feature +3.0`, `breaking +2.0`,
+`touches core path verl/trainer +1.0`, …), multiplied down for changes that
+only touch docs, tests, CI or examples, and clamped to 0–10. Size and spread
+are measured against the repository's own recent PRs (percentiles), so the
+scores spread the same way in a small library and a large framework. The
+formula and its weights are documented in docs/scoring.md and configurable
+under `[importance]`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..conventions import CleanBody
+from ..models import PullRequest, Reason
+from . import files as fk
+from .classify import Classified
+from .context import AnalysisContext, percentile
+
+TYPE_LABELS = {
+    "feat": "new feature", "perf": "performance change", "fix": "bug fix", "refactor": "refactor",
+    "revert": "revert", "build": "build change", "deps": "dependency change", "chore": "chore", "test": "tests",
+    "ci": "CI change", "docs": "docs", "style": "style", "other": "change",
+}
+_DEFAULT_IN_TITLE = re.compile(
+    r"\b(?:by default|as (?:the )?default|defaults? to|make\w* .{1,40} (?:the )?default|(?:change|switch|flip)\w* (?:the )?defaults?)\b",
+    re.I,
+)
+_DEFAULT_IN_BODY = re.compile(
+    r"\b(?:(?:is|are) now (?:enabled|used|on) by default|now (?:enabled|used|on) by default|(?:is|are) (?:enabled|used) by default|"
+    r"changes? the default|default (?:is|was) (?:now|changed)|becomes? the default|now defaults? to|(?:made|make) .{1,40} the default)\b",
+    re.I,
+)
+OPT_IN = re.compile(r"\b(?:disabled by default|off by default|opt-in|not enabled by default|default(?:s)?\s*(?:=|:|to)\s*(?:false|off|none|disabled))\b", re.I)
+_RFC = re.compile(r"\bRFC\b")
+
+
+def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:
+    return bool(OPT_IN.search(pr.title) or OPT_IN.search(body.text[:5000]))
+
+
+def is_default_change(pr: PullRequest, body: CleanBody) -> bool:
+    """The PR changes what users get without touching their configuration."""
+    if is_opt_in(pr, body):
+        return False
+    return bool(_DEFAULT_IN_TITLE.search(pr.title) or _DEFAULT_IN_BODY.search(body.what[:3000]))
+
+
+def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> tuple[float, list[Reason]]:
+    w = ctx.settings.importance
+    reasons: list[Reason] = []
+
+    def add(code: str, points: float, text: str) -> None:
+        if abs(points) >= 0.05:
+            reasons.append(Reason(code, round(points, 1), text))
+
+    add(f"type:{c.type}", getattr(w, c.type, w.other), TYPE_LABELS.get(c.type, c.type))
+    breaking = c.breaking or bool(body.breaking_note)
+    if breaking:
+        add("breaking", w.breaking, "breaking")
+    if is_default_change(pr, body):
+        add("default_change", w.breaking * 0.5, "changes a default")
+    if pr.lines_known and pr.files:
+        lines = pr.lines
+        p = percentile(ctx.calibration_lines, lines)
+        add("size", w.size_max * p, f"size {lines:,} lines (larger than {p:.0%} of recent PRs)")
+        pf = percentile(ctx.calibration_files, len(pr.files))
+        add("files", w.files_max * pf, f"spread over {len(pr.files):,} files")
+    if len(c.modules) > 1:
+        add("modules", min(w.modules_max, w.modules_each * (len(c.modules) - 1)), f"spans {len(c.modules)} modules")
+    core_hits = sorted({cp for f in pr.files for cp in ctx.core_paths if fk.path_matches(f.path, [cp])})
+    if core_hits:
+        add("core_path", w.core_path, f"touches core path {', '.join(core_hits[:2])}")
+    if any(fk.is_config(f.path) for f in pr.files):
+        add("config_surface", w.config_surface, "touches configuration")
+    if any(fk.is_api(f.path) for f in pr.files):
+        add("api_surface", w.api_surface, "touches a public API module")
+    new_pkgs = sorted({f.path.rsplit("/", 1)[0] for f in pr.files if f.status == "A" and fk.base(f.path) == "__init__.py"})
+    new_src = sum(1 for f in pr.files if f.status == "A" and fk.is_source(f.path))
+    if new_pkgs:
+        add("new_module", w.new_module, f"adds package {new_pkgs[0]}")
+    elif new_src >= 3:
+        add("new_module", w.new_module * 0.6, f"adds {new_src} source files")
+    if body.issue_refs or pr.linked_issues or _RFC.search(pr.title) or _RFC.search(body.what[:2000]):
+        refs = sorted(set(body.issue_refs) | set(pr.linked_issues))
+        add("linked_issue", w.linked_issue, f"linked to {'#' + str(refs[0]) if refs else 'an RFC'}")
+    if pr.discussion_known:
+        from .discussion import discussion_activity
+
+        act = discussion_activity(pr)
+        if act:
+            add("discussion", w.discussion_max * max(0.0, min(1.0, act[0])), act[1])
+    total = sum(r.points for r in reasons)
+    if c.minor_only or c.type in ("docs", "style"):
+        factor = w.minor_factor
+        reasons.append(Reason("minor_only", round(-(total * (1 - factor)), 1), f"docs/tests/CI/examples only x{factor:g}"))
+        total *= factor
+    total = max(0.0, min(10.0, total))
+    return math.floor(total * 10 + 0.5) / 10, reasons

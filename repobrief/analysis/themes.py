@@ -1,0 +1,145 @@
+"""The week's themes: modules, configured topics, and topics discovered because
+they are unusually frequent this week against the repository's earlier weeks
+(a hardware platform, a subsystem, a bug-fix wave). Every theme carries the
+counts behind it: this week, the previous week, the baseline mean, and its rank
+among the baseline weeks ("the most of any week in the last 12")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..models import PullRequest, Theme
+from . import files as fk
+from .classify import TERM_SYNONYMS, Classified
+
+# Topics worth a theme whenever they are frequent, even in a week that is not unusual for them.
+KNOWN_TOPICS = set(TERM_SYNONYMS.values()) | {"npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "ci", "docs"}
+
+# Terms too generic to be a theme on their own.
+_NOT_THEMES = {"tests", "test", "root", "config", "trainer", "model", "models", "utils", "scripts", "examples", "recipe",
+               "data", "misc", "worker", "workers", "src"}
+# A wave of one change type is a theme when the week has this many and clearly more than usual.
+_TYPE_WAVES = {"fix": 5, "docs": 4, "ci": 4, "test": 4, "perf": 3, "deps": 3}
+
+
+@dataclass(slots=True)
+class WeekSample:
+    """One week of PRs with their cheap classification (for baselines)."""
+
+    label: str
+    prs: list[PullRequest]
+    classified: dict[int, Classified]
+
+
+def _counts(history: list[WeekSample], member: Callable[[PullRequest, Classified], bool]) -> list[int]:
+    return [sum(1 for pr in w.prs if member(pr, w.classified[pr.number])) for w in history]
+
+
+def _theme(key: str, name: str, kind: str, prs: list[int], hist: list[int]) -> Theme:
+    count = len(prs)
+    return Theme(
+        key=key,
+        name=name,
+        prs=sorted(prs),
+        kind=kind,
+        baseline_mean=round(sum(hist) / len(hist), 2) if hist else 0.0,
+        previous=hist[-1] if hist else 0,
+        rank_in_history=1 + sum(1 for h in hist if h > count) if hist else None,
+        history_weeks=len(hist),
+    )
+
+
+def _surprise(count: int, hist: list[int]) -> float:
+    mean = sum(hist) / len(hist) if hist else 0.0
+    return (count - mean) / math.sqrt(mean + 1.0)
+
+
+def _configured_member(rule) -> Callable[[PullRequest, Classified], bool]:
+    keywords = [k.lower() for k in rule.keywords]
+
+    def member(pr: PullRequest, c: Classified) -> bool:
+        title = pr.title.lower()
+        return (
+            any(k in title for k in keywords)
+            or bool(rule.paths and any(fk.path_matches(f.path, rule.paths) for f in pr.files))
+            or any(lbl in pr.labels for lbl in rule.labels)
+        )
+
+    return member
+
+
+def build_themes(
+    week: WeekSample,
+    history: list[WeekSample],
+    settings: Settings,
+    name_of: Callable[[str], str],
+    lang: str = "en",
+) -> list[Theme]:
+    """All themes of the week, strongest first (callers pick the 3–5 to write about)."""
+    themes: list[tuple[float, Theme]] = []
+    cls = week.classified
+
+    # Modules.
+    modules: dict[str, list[int]] = {}
+    for pr in week.prs:
+        for m in cls[pr.number].modules:
+            modules.setdefault(m, []).append(pr.number)
+    for m, nums in modules.items():
+        hist = _counts(history, lambda pr, c, m=m: m in c.modules)
+        score = len(nums) + 0.5 * max(0.0, _surprise(len(nums), hist))
+        themes.append((score, _theme(f"module:{m}", name_of(m), "module", nums, hist)))
+
+    # Configured themes.
+    for rule in settings.themes:
+        member = _configured_member(rule)
+        nums = [pr.number for pr in week.prs if member(pr, cls[pr.number])]
+        if nums:
+            hist = _counts(history, member)
+            t = _theme(f"theme:{rule.name}", rule.name_zh if (rule.name_zh and lang == "zh") else rule.name, "configured", nums, hist)
+            themes.append((len(nums) + 2.0 + max(0.0, _surprise(len(nums), hist)), t))
+
+    # Discovered terms: frequent this week, rare before.
+    term_prs: dict[str, list[int]] = {}
+    for pr in week.prs:
+        for term in cls[pr.number].terms:
+            term_prs.setdefault(term, []).append(pr.number)
+    module_sets = {frozenset(v) for v in modules.values()}
+    for term, nums in term_prs.items():
+        if len(nums) < 3 or term in _NOT_THEMES or frozenset(nums) in module_sets:
+            continue
+        hist = _counts(history, lambda pr, c, term=term: term in c.terms)
+        z = _surprise(len(nums), hist)
+        if z < 1.0 and term not in KNOWN_TOPICS:
+            continue
+        themes.append((len(nums) + max(z, 0.0) + 1.0, _theme(f"term:{term}", name_of(term), "discovered", nums, hist)))
+
+    # Waves of one change type.
+    for ty, minimum in _TYPE_WAVES.items():
+        nums = [pr.number for pr in week.prs if cls[pr.number].type == ty]
+        if len(nums) < minimum:
+            continue
+        hist = _counts(history, lambda pr, c, ty=ty: c.type == ty)
+        z = _surprise(len(nums), hist)
+        if z >= 1.0:
+            themes.append((len(nums) + z, _theme(f"type:{ty}", name_of(f"type:{ty}"), "type", nums, hist)))
+
+    themes.sort(key=lambda st: (-st[0], st[1].key))
+    # Drop near-duplicates (same PRs under another name), keeping the stronger one.
+    kept: list[Theme] = []
+    for _score, t in themes:
+        s = set(t.prs)
+        if any(k.name == t.name or len(s & set(k.prs)) / len(s | set(k.prs)) >= 0.8 for k in kept):
+            continue
+        kept.append(t)
+    return kept
+
+
+def pick_report_themes(themes: list[Theme], limit: int = 5) -> list[Theme]:
+    """The 3–5 themes a report writes about: the strongest with at least 2 PRs."""
+    picked = [t for t in themes if t.count >= 2][:limit]
+    if len(picked) < 3:
+        picked += [t for t in themes if t not in picked][: 3 - len(picked)]
+    return picked

@@ -1,0 +1,56 @@
+"""The `repobrief` command: a thin layer over the library API.
+
+One module per command group registers its commands on `app`; domain errors
+(`RepobriefError`) become a message on stderr and the error's exit code here,
+at the edge.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import RepobriefError
+
+app = typer.Typer(
+    name="repobrief",
+    help="Turn a week of merged pull requests into the weekly report a busy team reads (zh/en; Markdown, JSON, …).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+) -> None:
+    if version:
+        from .. import __version__
+
+        typer.echo(f"repobrief {__version__}")
+        raise typer.Exit()
+
+
+# Command groups: each module adds its commands to `app` when imported.
+from . import report  # noqa: E402,F401
+
+
+def fail(err: RepobriefError) -> None:
+    """Print a domain error the way users should see it and exit with its code."""
+    typer.echo(f"error: {err.message}", err=True)
+    if err.hint:
+        typer.echo(f"  hint: {err.hint}", err=True)
+    raise SystemExit(err.exit_code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=True)
+    except RepobriefError as err:
+        fail(err)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)

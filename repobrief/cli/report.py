@@ -1,0 +1,152 @@
+"""`repobrief report`: one week of one repository, to stdout or files."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import typer
+
+from ..errors import RepobriefError, UsageError
+from . import app
+
+
+def parse_formats(text: str) -> list[str]:
+    from ..registry import RENDERERS
+
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    valid = RENDERERS.names()
+    if not formats:
+        raise UsageError(f"--format is empty; valid formats: {', '.join(valid)} (comma-separated, e.g. md,json)")
+    for f in formats:
+        if f not in valid:
+            import difflib
+
+            near = difflib.get_close_matches(f, valid, n=1)
+            raise UsageError(
+                f"unknown format {f!r}; valid formats: {', '.join(valid)} (comma-separated, e.g. md,json)",
+                f"did you mean {near[0]!r}?" if near else None,
+            )
+    return list(dict.fromkeys(formats))
+
+
+def write_atomically(files: dict[Path, str]) -> None:
+    """Write every file or none: each goes to a temporary file first, then all are renamed."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            staged.append((Path(tmp), path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except OSError as e:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}", "check that --out is a writable folder") from None
+
+
+class _Progress:
+    """Progress on stderr when it is a terminal; silent otherwise (CI logs stay clean)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._status = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._status is None:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status("")
+            self._status.start()
+        self._status.update(f"{stage}: {done}/{total}")
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+
+@app.command(no_args_is_help=True)
+def report(
+    path: str = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO."),
+    name: str = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name."),
+    week: str = typer.Option(None, "--week", help="ISO week (2026-W26), 'last' (default: the last complete week) or 'this'."),
+    since: str = typer.Option(None, "--since", help="Start date (YYYY-MM-DD), instead of --week."),
+    until: str = typer.Option(None, "--until", help="End date, inclusive (YYYY-MM-DD); default today."),
+    tz: str = typer.Option(None, "--tz", help="IANA time zone the week is read in (default: config, else UTC)."),
+    lang: str = typer.Option(None, "--lang", help="Report language: zh or en (default: config, else zh)."),
+    fmt: str = typer.Option(None, "--format", "-f", help="Comma-separated formats: md, json, … (default: md)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write DIR/{owner}__{repo}-{YYYY}-W{WW}.{lang}.{ext}; default: stdout."),
+    threshold: float = typer.Option(None, "--threshold", help="Importance threshold for the PR table (default 5.0)."),
+    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH)."),
+    engine: str = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm."),
+    llm_model: str = typer.Option(None, "--llm-model", help="Model name for --engine llm."),
+    llm_concurrency: int = typer.Option(None, "--llm-concurrency", help="Parallel LLM requests (default 8)."),
+    db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers."),
+    source: str = typer.Option(None, "--source", help="Force a source: git or github."),
+    github: str = typer.Option(None, "--github", help="Enrich a clone with labels and discussion from GitHub OWNER/REPO."),
+    github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise)."),
+    offline: bool = typer.Option(False, "--offline", help="Read only from the store; no network."),
+    link: str = typer.Option(None, "--link", help="URL of the full report, for the card's button."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary on stderr."),
+) -> None:
+    """Write the weekly report of PATH for one week (or --since/--until)."""
+    from ..config import load_settings
+    from ..pipeline import generate_report, output_name, render_report
+    from ..window import parse_timezone, resolve_window
+
+    if lang is not None and lang not in ("zh", "en"):
+        raise UsageError(f"invalid --lang {lang!r}; valid: zh, en")
+    formats = parse_formats(fmt) if fmt is not None else None
+    overrides: dict = {
+        "name": name,
+        "timezone": tz,
+        "language": lang,
+        "threshold": threshold,
+        "engine": engine,
+        "db": db,
+        "llm": {k: v for k, v in {"model": llm_model, "concurrency": llm_concurrency}.items() if v is not None},
+        "github": {"url": github_url} if github_url else {},
+    }
+    if tz is not None:
+        parse_timezone(tz)  # a clear --tz error before anything else
+    repo_dir = path if not path.startswith("github:") else None
+    settings = load_settings(repo_dir, config_file=config, overrides=overrides)
+    formats = formats or parse_formats(",".join(settings.formats))
+    if len(formats) > 1 and out is None:
+        raise UsageError("several formats need --out DIR (one file per format)")
+    window = resolve_window(week, since, until, parse_timezone(settings.timezone or "UTC"))
+    progress = _Progress(not quiet)
+    try:
+        rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
+                              source_name=source, offline=offline)
+    finally:
+        progress.stop()
+    if link:
+        rep.card.link = link
+    for w in rep.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    rendered = {f: render_report(rep, f) for f in formats}
+    if out is None:
+        sys.stdout.write(rendered[formats[0]])
+    else:
+        files = {out / output_name(rep, f): text for f, text in rendered.items()}
+        write_atomically(files)
+        if not quiet:
+            for p in files:
+                typer.echo(f"wrote {p}", err=True)
+    if not quiet:
+        eng = rep.engine
+        typer.echo(
+            f"{rep.repository} {rep.week}: {rep.stats['merged_prs']} PRs, {len(rep.sections.table)} above "
+            f"{rep.threshold:g}, {len(rep.risks)} risks; engine {eng.get('name')}",
+            err=True,
+        )
+

@@ -1,0 +1,371 @@
+"""The offline composer: the six sections and the card, written from the
+computed facts with the language's message catalog.
+
+It leads with the fact, then the consequence, and states only counts from the
+aggregate and PRs of the week. Risk titles and texts written here are copied
+onto the report's risks so JSON readers get the same wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..aggregate import WeekFacts
+from ..analysis.risks import SEVERITY_ORDER
+from ..conventions import clean_body, first_sentence
+from ..engines.offline import compat_signals
+from ..i18n import Catalog
+from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
+
+PLATFORM_TERMS = ("npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "metal", "mps")
+
+
+def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
+    cat = facts.catalog
+    for r in facts.risks:
+        r.title, r.text = risk_title(cat, r), risk_text(cat, r, facts)
+    sections = Sections(
+        summary=summary(facts),
+        key_changes=key_changes(facts),
+        trends=trends(facts),
+        risks=[Item(r.title, r.text, list(r.prs)) for r in facts.risks[:6]],
+        table=table(facts),
+        recommendations=recommendations(facts),
+        closing=cat.t("closing"),
+        sources={k: "offline" for k in ("summary", "key_changes", "trends", "risks", "table", "recommendations", "card")},
+    )
+    return sections, card(facts, sections)
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def why_clause(cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0) -> str:
+    """Why a PR matters, from its strongest importance terms (size only when it is
+    near the top of the repository's recent PRs)."""
+    parts: list[str] = []
+    terms = sorted(a.importance_reasons, key=lambda r: -r.points)
+    for r in terms:
+        code = r.code.split(":", 1)[0]
+        if code == "type":
+            continue
+        if code == "size" and r.points < 0.8 * size_max:
+            continue
+        if code == "files" or code == "minor_only":
+            continue
+        text = _why(cat, code, pr, a, r.text)
+        if text and text not in parts:
+            parts.append(text)
+        if len(parts) >= limit:
+            break
+    if not parts:
+        key = f"type_{a.type}"
+        parts.append(cat.get("why", key) or cat.t("why.fallback", modules=cat.join(a.modules[:2]) or pr.title[:40]))
+    return cat.t("why.join").join(parts)
+
+
+def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str) -> str:
+    if code == "core_path":
+        return cat.t("why.core_path", path=reason_text.removeprefix("touches core path ").split(",")[0])
+    if code == "size":
+        return cat.t("why.size", lines=cat.num(pr.lines))
+    if code == "modules":
+        return cat.t("why.modules", count=len(a.modules))
+    if code == "new_module":
+        detail = reason_text.removeprefix("adds ")
+        return cat.t("why.new_module", detail=detail)
+    return cat.get("why", code) or ""
+
+
+def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
+    shown = cat.prs(numbers[:limit])
+    if len(numbers) > limit:
+        shown += cat.t("risk_text.more", count=len(numbers) - limit, total=len(numbers))
+    return shown
+
+
+def _delta(cat: Catalog, facts: WeekFacts) -> str:
+    st = facts.stats
+    wow = st["week_over_week"]["merged_prs"]
+    base = st["baseline"]
+    n = st["merged_prs"]
+    if wow["previous"] is None:
+        return cat.t("summary.delta_none")
+    if base["weeks"] >= 4 and base["max_merged_prs"] is not None and n > base["max_merged_prs"]:
+        return cat.t("summary.delta_record", weeks=base["weeks"] + 1)
+    d = wow["delta"]
+    if d > 0:
+        return cat.t("summary.delta_up", diff=d, previous=wow["previous"])
+    if d < 0:
+        return cat.t("summary.delta_down", diff=-d, previous=wow["previous"])
+    return cat.t("summary.delta_same")
+
+
+def summary(facts: WeekFacts) -> str:
+    cat = facts.catalog
+    st = facts.stats
+    w = facts.window
+    rng = cat.date_range(w.first_day, w.last_day)
+    if not facts.prs:
+        direct = cat.t("summary.empty_direct", count=st["direct_commits"]) if st["direct_commits"] else ""
+        return cat.t("summary.empty", repository=facts.repository, range=rng, direct=direct)
+    direct = cat.t("summary.direct", count=st["direct_commits"]) if st["direct_commits"] else ""
+    ft = st["first_time_contributors"]
+    first_time = cat.t("summary.first_time", count=ft) if ft else ""
+    parts = [
+        cat.t(
+            "summary.lead",
+            range=rng,
+            repository=facts.repository,
+            count=st["merged_prs"],
+            delta=_delta(cat, facts),
+            contributors=st["contributors"],
+            first_time=first_time,
+            added=cat.num(st["lines_added"]),
+            deleted=cat.num(st["lines_deleted"]),
+            direct=direct,
+        )
+    ]
+    areas = [_theme_label(cat, t) for t in facts.report_themes[:3]]
+    if areas:
+        parts.append(cat.t("summary.focus", areas=cat.join(areas)))
+    ranked = facts.ranked()
+    notable = [p for p in ranked if not facts.analyses[p.number].breaking][:3]
+    breaking = [p for p in ranked if facts.analyses[p.number].breaking]
+    changes = [
+        cat.t("summary.change", gist=facts.analyses[p.number].gist, number=p.number,
+              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max))
+        for p in notable
+    ]
+    if changes:
+        sep = "；" if cat.lang == "zh" else "; "
+        parts.append(cat.t("summary.notable", changes=sep.join(changes)))
+    if len(breaking) == 1:
+        p = breaking[0]
+        sig = compat_signals(p)
+        consequence = cat.t("summary.breaking_default") if sig["default_change"] else cat.t("summary.breaking_consequence")
+        end = "。" if cat.lang == "zh" else "."
+        parts.append(cat.t("summary.breaking_one", number=p.number, gist=facts.analyses[p.number].gist, consequence=consequence) + end)
+    elif breaking:
+        parts.append(cat.t("summary.breaking_many", prs=cat.prs([p.number for p in breaking])))
+    top = next((r for r in facts.risks if r.kind != "breaking_change"), None)
+    if top is not None:
+        parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{top.title.lower()} ({cat.prs(top.prs[:3])})"))
+    return ("" if cat.lang == "zh" else " ").join(parts)
+
+
+def _theme_label(cat: Catalog, t: Theme) -> str:
+    if cat.lang == "zh":
+        return f"{t.name}（{t.count}个PR）"
+    return f"{t.name} ({t.count} PRs)"
+
+
+def key_changes(facts: WeekFacts) -> list[Item]:
+    cat = facts.catalog
+    items = []
+    ranked = facts.ranked()
+    # 4–6 PRs: the top four always, then more while they stay above the threshold.
+    chosen = ranked[:4] + [p for p in ranked[4:6] if facts.analyses[p.number].importance >= facts.settings.threshold]
+    for p in chosen:
+        a = facts.analyses[p.number]
+        body = clean_body(p.body)
+        sentences = []
+        what = first_sentence(body.what, 240)
+        if what and what.lower().rstrip(".") != a.gist.lower():
+            sentences.append(_end(cat, cat.t("key_change.what", text=what.rstrip(". "))))
+        sentences.append(_end(cat, cat.t("key_change.why", why=why_clause(cat, p, a, size_max=facts.settings.importance.size_max))))
+        sig = compat_signals(p)
+        if a.breaking:
+            sentences.append(cat.t("key_change.breaking"))
+        elif sig["default_change"]:
+            sentences.append(cat.t("key_change.default_change"))
+        elif sig["opt_in"]:
+            sentences.append(cat.t("key_change.opt_in"))
+        elif a.type == "fix":
+            sentences.append(cat.t("key_change.compat_fix"))
+        else:
+            sentences.append(cat.t("key_change.no_compat"))
+        if p.reverts:
+            sentences.append(cat.t("key_change.reverts", number=p.reverts))
+        if a.discussion_summary:
+            sentences.append(_end(cat, cat.t("key_change.discussion", summary=a.discussion_summary)))
+        items.append(Item(a.gist, ("" if cat.lang == "zh" else " ").join(sentences), [p.number]))
+    return items
+
+
+def _end(cat: Catalog, s: str) -> str:
+    s = s.rstrip()
+    if s and s[-1] not in ".!?。！？":
+        s += "。" if cat.lang == "zh" else "."
+    return s
+
+
+def trends(facts: WeekFacts) -> list[Item]:
+    cat = facts.catalog
+    items = []
+    for t in facts.report_themes:
+        if t.history_weeks == 0:
+            comparison = cat.t("trends.compare_short")
+        elif t.rank_in_history == 1 and t.history_weeks >= 4 and t.count > max(t.previous, 0) and t.count > t.baseline_mean * 1.5:
+            comparison = cat.t("trends.record", weeks=t.history_weeks + 1)
+        else:
+            comparison = cat.t("trends.compare", previous=t.previous, weeks=t.history_weeks, mean=_mean(t.baseline_mean))
+        examples = []
+        for n in sorted(t.prs, key=lambda n: -facts.analyses[n].importance)[:3]:
+            examples.append(f"{facts.analyses[n].gist}（#{n}）" if cat.lang == "zh" else f"{facts.analyses[n].gist} (#{n})")
+        head = cat.t("trends.counts", count=t.count, comparison=comparison)
+        sep = "，" if cat.lang == "zh" else ", "
+        first = _end(cat, head + sep + cat.t("trends.examples", examples=cat.join(examples)))
+        items.append(Item(t.name, first + (" " if cat.lang == "en" else "") + _trend_outlook(cat, t), sorted(t.prs)))
+    return items
+
+
+def _mean(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".") if x else "0"
+
+
+def _trend_outlook(cat: Catalog, t: Theme) -> str:
+    kind, _, key = t.key.partition(":")
+    if kind == "type":
+        return cat.get("trends", f"type_{key}") or cat.t("trends.steady")
+    if kind == "discovered" or kind == "term":
+        return cat.t("trends.discovered")
+    if t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1:
+        return cat.t("trends.up")
+    if t.history_weeks and t.count < t.baseline_mean * 0.75:
+        return cat.t("trends.down")
+    return cat.t("trends.steady")
+
+
+def risk_title(cat: Catalog, r: Risk) -> str:
+    return cat.get("risk_titles", r.kind) or r.kind.replace("_", " ")
+
+
+_RENAMED = re.compile(r"^config key renamed (\S+) -> (\S+) in (\S+)$")
+_REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
+_REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
+
+
+def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
+    return [facts.analyses[n].gist for n in numbers[:limit] if n in facts.analyses]
+
+
+def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
+    """The evidence of a risk, in the report's language, from the PRs it names."""
+    prs = [facts.pr(n) for n in r.prs]
+    prs = [p for p in prs if p is not None]
+    sep = "；" if cat.lang == "zh" else "; "
+    if r.kind == "config_change":
+        out = []
+        for e in r.evidence[:4]:
+            if m := _RENAMED.match(e):
+                out.append(cat.t("detail.renamed", old=m[1], new=m[2], file=m[3]))
+            elif m := _REMOVED.match(e):
+                out.append(cat.t("detail.removed_key", key=m[1], file=m[2]))
+            elif m := _REMOVED_FILE.match(e):
+                out.append(cat.t("detail.removed_file", file=m[1]))
+        return sep.join(out) or cat.join(_gists(facts, r.prs))
+    if r.kind == "core_path":
+        core = facts.stats.get("core_paths", [])
+        parts = []
+        for p in prs[:3]:
+            lines = sum(f.lines for f in p.files if any(f.path.startswith(c.rstrip("/") + "/") for c in core))
+            paths = sorted({c for f in p.files for c in core if f.path.startswith(c.rstrip("/") + "/")})
+            parts.append(cat.t("detail.core", number=p.number, lines=cat.num(lines), paths=cat.join(paths)))
+        return sep.join(parts)
+    if r.kind == "large_change":
+        return sep.join(cat.t("detail.large", number=p.number, lines=cat.num(p.lines), files=cat.num(len(p.files))) for p in prs[:3])
+    if r.kind == "dependency_change":
+        from ..analysis import files as fk
+
+        files = sorted({f.path for p in prs for f in p.files if fk.is_dependency(f.path)})
+        if files:
+            more = len(files) - 3
+            return cat.t("detail.files", files=cat.join(files[:3])) + (cat.t("risk_text.more", count=more, total=len(files)) if more > 0 else "")
+        return cat.join(_gists(facts, r.prs))
+    if r.kind in ("version_mismatch", "unresolved_threads", "no_review"):
+        return sep.join(e.rstrip(".") for e in r.evidence[:3])
+    return cat.join(_gists(facts, r.prs))
+
+
+def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
+    prs = _pr_ref(cat, r.prs)
+    template = cat.get("risk_text", r.kind) or cat.t("risk_text.generic")
+    are = "are" if len(r.prs) > 1 else "is"
+    return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are)
+
+
+def table(facts: WeekFacts) -> list[TableRow]:
+    rows = []
+    for p in facts.ranked():
+        a = facts.analyses[p.number]
+        if a.importance >= facts.settings.threshold:
+            rows.append(TableRow(p.number, a.gist, a.importance, a.key_contribution, p.url))
+    return rows
+
+
+def recommendations(facts: WeekFacts) -> list[Item]:
+    cat = facts.catalog
+    if not facts.prs:
+        return [Item(cat.t("rec.quiet_name"), cat.t("rec.quiet"))]
+    recs: list[tuple[int, Item]] = []
+    kinds = {r.kind: r for r in facts.risks}
+
+    def add(priority: int, key: str, prs: list[int], **kw) -> None:
+        name = cat.t(f"rec.{key}_name", **kw)
+        if any(i.name == name for _, i in recs):
+            return
+        recs.append((priority, Item(name, cat.t(f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw), prs[:6])))
+
+    if "breaking_change" in kinds or "config_change" in kinds:
+        prs = sorted(set(kinds.get("breaking_change", Risk("", "", [], [])).prs) | set(kinds.get("config_change", Risk("", "", [], [])).prs))
+        add(0, "check_config", prs)
+        add(1, "migration", prs)
+    for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
+                            ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
+                            ("unresolved_threads", "unresolved", 4)):
+        if kind in kinds:
+            add(prio, key, kinds[kind].prs)
+    if "ci_churn" in kinds:
+        add(4, "ci", kinds["ci_churn"].prs, count=len(kinds["ci_churn"].prs))
+    if "config_churn" in kinds:
+        add(4, "config_churn", kinds["config_churn"].prs, count=len(kinds["config_churn"].prs))
+    for t in facts.themes:
+        term = t.key.partition(":")[2]
+        if term in PLATFORM_TERMS and t.count >= 2:
+            add(2, "platform", t.prs, platform=cat.term(term))
+            break
+    fixes = facts.stats["by_type"].get("fix", 0)
+    if fixes >= 5:
+        add(5, "patch", [p.number for p in facts.prs if facts.analyses[p.number].type == "fix"], count=fixes)
+    feats = [p for p in facts.ranked() if facts.analyses[p.number].type in ("feat", "perf")]
+    if feats:
+        a = facts.analyses[feats[0].number]
+        add(5, "try", [feats[0].number], gist=a.gist, number=feats[0].number)
+    if len(recs) < 4:
+        add(6, "review", [p.number for p in facts.ranked()[:3]])
+    recs.sort(key=lambda pi: pi[0])
+    return [i for _, i in recs[:6]]
+
+
+def card(facts: WeekFacts, sections: Sections) -> Card:
+    cat = facts.catalog
+
+    class _R:  # the catalog's title helpers read these fields
+        repository = facts.repository
+        week = facts.window.label
+        start = facts.window.start
+        end = facts.window.end
+
+    highlights = []
+    for p in facts.ranked()[:3]:
+        a = facts.analyses[p.number]
+        highlights.append(f"{a.key_contribution}（#{p.number}）" if cat.lang == "zh" else f"{a.key_contribution} (#{p.number})")
+    if not highlights:
+        highlights = [cat.t("card.no_changes")]
+    risks = []
+    for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity])[:3]:
+        risks.append(f"{r.title}：{cat.prs(r.prs[:3])}" if cat.lang == "zh" else f"{r.title}: {cat.prs(r.prs[:3])}")
+    if not risks:
+        risks = [cat.t("card.no_risks")]
+    return Card(title=cat.card_title(_R), highlights=highlights, risks=risks, button=cat.t("card.button"))

@@ -1,0 +1,247 @@
+"""How real projects write PR titles and bodies, and how to read them.
+
+Titles: `[BREAKING][mod1, mod2] type: description` (verl), conventional commits
+`type(scope)!: description` with `BREAKING CHANGE:` footers, bracket tags
+`[Bugfix][Kernel] description` (vLLM), and plain titles (`fix typo in docs`).
+Bodies: PR templates are mostly boilerplate; we drop HTML comments, checklists,
+empty template headings and quoted instructions, and keep the "what / why"
+and the test evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Canonical change types and the words that mean them.
+TYPE_ALIASES = {
+    "feat": "feat", "feature": "feat", "features": "feat", "add": "feat", "new": "feat", "enhancement": "feat",
+    "fix": "fix", "bugfix": "fix", "bug": "fix", "hotfix": "fix", "fixes": "fix", "fixed": "fix",
+    "perf": "perf", "performance": "perf", "optim": "perf", "optimize": "perf", "speedup": "perf",
+    "refactor": "refactor", "refactoring": "refactor", "cleanup": "refactor",
+    "docs": "docs", "doc": "docs", "documentation": "docs",
+    "test": "test", "tests": "test", "testing": "test",
+    "ci": "ci", "build": "build", "deps": "deps", "dependencies": "deps",
+    "chore": "chore", "misc": "chore", "style": "style", "lint": "style", "revert": "revert",
+}
+TYPES = ("feat", "fix", "perf", "refactor", "docs", "test", "ci", "build", "deps", "chore", "style", "revert", "other")
+
+_LEADING_TAGS = re.compile(r"^\s*((?:\[[^\]]{1,80}\]\s*)+)")
+_TAG = re.compile(r"\[([^\]]+)\]")
+_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]{1,60})\))?(?P<bang>!)?\s*:\s*(?P<desc>.+)$")
+_PR_SUFFIX = re.compile(r"\s*\(#(\d+)\)\s*$")
+_BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?change)?$", re.IGNORECASE)
+# Words at the start of a plain title that tell its type.
+_PLAIN_TYPE_WORDS = [
+    (re.compile(r"^(?:fix|fixes|fixed|fixing|correct|resolve|repair|handle)\b", re.I), "fix"),
+    (re.compile(r"^(?:add|adds|added|support|introduce|implement|enable|allow|new)\b", re.I), "feat"),
+    (re.compile(r"^(?:update|bump|upgrade|pin)\b.*\b(?:dependenc|requirement|version|deps)\b", re.I), "deps"),
+    (re.compile(r"^(?:refactor|clean ?up|simplify|restructure|move|rename|remove|drop|deprecate)\b", re.I), "refactor"),
+    (re.compile(r"^(?:speed ?up|optimi[sz]e|faster|reduce (?:memory|latency|time))\b", re.I), "perf"),
+    (re.compile(r"^(?:docs?|document|typo)\b", re.I), "docs"),
+    (re.compile(r"^(?:test|tests|add tests?)\b", re.I), "test"),
+    (re.compile(r"^revert\b", re.I), "revert"),
+    (re.compile(r"^(?:release|start version|bump version)\b", re.I), "chore"),
+]
+
+
+@dataclass(slots=True)
+class ParsedTitle:
+    description: str
+    tags: list[str] = field(default_factory=list)  # module-like tags, lower-case
+    type: str | None = None  # canonical type when the title says it
+    breaking: bool = False
+    scope: str | None = None
+    pr_number: int | None = None
+
+
+def parse_title(title: str) -> ParsedTitle:
+    t = title.strip()
+    pr_number = None
+    m = _PR_SUFFIX.search(t)
+    if m:
+        pr_number = int(m.group(1))
+        t = t[: m.start()].rstrip()
+    tags: list[str] = []
+    breaking = False
+    ptype: str | None = None
+    m = _LEADING_TAGS.match(t)
+    if m:
+        for raw in _TAG.findall(m.group(1)):
+            for part in re.split(r"[,/|]", raw):
+                p = part.strip().lower()
+                if not p:
+                    continue
+                if _BREAKING_TAG.match(p):
+                    breaking = True
+                elif p in TYPE_ALIASES and TYPE_ALIASES[p] in ("fix", "feat", "perf", "docs", "ci", "test", "refactor") and ptype is None and not tags:
+                    ptype = TYPE_ALIASES[p]  # vLLM style `[Bugfix][Kernel]`
+                else:
+                    tags.append(p)
+        t = t[m.end():].strip()
+    scope = None
+    m = _CONVENTIONAL.match(t)
+    if m and m.group("type").lower() in TYPE_ALIASES:
+        ptype = TYPE_ALIASES[m.group("type").lower()]
+        scope = m.group("scope")
+        if m.group("bang"):
+            breaking = True
+        if scope:
+            for part in re.split(r"[,/|]", scope):
+                if part.strip() and part.strip().lower() not in tags:
+                    tags.append(part.strip().lower())
+        t = m.group("desc").strip()
+    elif ptype is None:
+        for rx, ty in _PLAIN_TYPE_WORDS:
+            if rx.search(t):
+                ptype = ty
+                break
+    if t.lower().startswith("[breaking]"):
+        breaking = True
+        t = t[10:].strip()
+    return ParsedTitle(description=t or title.strip(), tags=tags, type=ptype, breaking=breaking, scope=scope, pr_number=pr_number)
+
+
+# --------------------------------------------------------------------------- bodies
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.+?)\s*#*\s*$")
+_CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
+_BREAKING_FOOTER = re.compile(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", re.M)
+
+WHAT_HEADINGS = ("what does this pr do", "what this pr does", "summary", "description", "what", "changes", "overview", "purpose", "what changed", "motivation", "why", "background", "design & code changes", "design and code changes", "api and usage example")
+TEST_HEADINGS = ("test", "tests", "testing", "test plan", "test result", "test results", "how was this tested", "how has this been tested", "validation")
+DROP_HEADINGS = ("checklist before starting", "checklist before submitting", "checklist", "pr checklist", "before submitting", "related issues")
+
+
+@dataclass(slots=True)
+class CleanBody:
+    text: str  # the whole body without boilerplate
+    what: str  # the "what / why" part
+    tests: str  # test evidence, if any
+    breaking_note: str | None = None
+    checked: list[str] = field(default_factory=list)
+    issue_refs: list[int] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)
+
+    @property
+    def has_test_evidence(self) -> bool:
+        return len(re.sub(r"\s+", " ", self.tests).strip()) >= 15
+
+
+_ISSUE_REF = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to)?|refs?|see|issue|rfc)\s*:?\s*(?:[\w.-]+/[\w.-]+)?#(\d+)", re.I)
+_PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
+
+
+def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
+    """Strip template boilerplate from a PR body and find the parts that matter."""
+    body = (body or "")[:max_chars]
+    body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    checked: list[str] = []
+    in_code = False
+    for line in body.split("\n"):
+        if line.strip().startswith("```"):
+            in_code = not in_code
+        h = None if in_code else _HEADING.match(line)
+        if h:
+            sections.append((h.group(2).strip().strip("*_: ").lower(), []))
+            continue
+        c = None if in_code else _CHECK_ITEM.match(line)
+        if c:
+            if c.group("mark") in "xX":
+                checked.append(c.group("text").strip())
+            continue
+        sections[-1][1].append(line)
+    kept: list[str] = []
+    what: list[str] = []
+    tests: list[str] = []
+    headings: list[str] = []
+    for heading, lines in sections:
+        content = _substantive(lines)
+        if not content or heading in DROP_HEADINGS:
+            continue
+        if heading:
+            headings.append(heading)
+            kept.append(f"## {heading}")
+        kept.append(content)
+        if heading in TEST_HEADINGS or heading.startswith("test"):
+            tests.append(content)
+        elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
+            what.append(content)
+    text = "\n\n".join(kept).strip()
+    m = _BREAKING_FOOTER.search(body)
+    refs = sorted({int(n) for n in _ISSUE_REF.findall(body)})
+    return CleanBody(
+        text=text,
+        what="\n\n".join(what).strip(),
+        tests="\n\n".join(tests).strip(),
+        breaking_note=m.group(1).strip() if m else None,
+        checked=checked,
+        issue_refs=refs,
+        headings=headings,
+    )
+
+
+def _substantive(lines: list[str]) -> str:
+    out = []
+    for line in lines:
+        s = line.strip()
+        if not s:
+            if out and out[-1] != "":
+                out.append("")
+            continue
+        if _PLACEHOLDER.match(s) or s.startswith("- If this PR") or s.startswith("- `{"):
+            continue
+        out.append(line.rstrip())
+    while out and out[-1] == "":
+        out.pop()
+    text = "\n".join(out).strip()
+    # A lone empty code fence pair or a template placeholder is not content.
+    if re.fullmatch(r"(```\w*\s*)*", text):
+        return ""
+    return text
+
+
+def paragraphs(text: str) -> list[str]:
+    """Paragraphs with hard-wrapped lines joined (list items and headings stay apart)."""
+    out: list[str] = []
+    cur: list[str] = []
+    in_code = False
+    for raw in text.split("\n"):
+        s = raw.strip()
+        if s.startswith("```"):
+            in_code = not in_code
+            if cur:
+                out.append(" ".join(cur))
+                cur = []
+            continue
+        if in_code:
+            continue
+        if not s or s.startswith(("#", "|", ">")) or re.match(r"^(?:[-*+]|\d+[.)])\s", s):
+            if cur:
+                out.append(" ".join(cur))
+                cur = []
+            if s and not s.startswith(("#", "|", ">")):
+                cur = [re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", s)]
+            continue
+        cur.append(s)
+    if cur:
+        out.append(" ".join(cur))
+    return out
+
+
+_LINKISH = re.compile(r"https?://\S+|\b(?:RFC|issue|fixes|closes|resolves|related)\b\s*:?\s*#?\d*", re.I)
+
+
+def first_sentence(text: str, limit: int = 220) -> str:
+    """The first real sentence of `text` (not a bare link or issue reference),
+    at most `limit` characters."""
+    for para in paragraphs(text):
+        if len(re.sub(r"\W+", "", _LINKISH.sub("", para))) < 12:
+            continue
+        m = re.search(r"(?<=[.!?。！？])\s", para)
+        s = para[: m.start()] if m else para
+        s = s.strip()
+        return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+    return ""

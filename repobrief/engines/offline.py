@@ -1,0 +1,85 @@
+"""The offline engine: rules and statistics, deterministic, no network.
+
+It must write a complete, useful report on its own; the LLM engine uses its
+results as hints and as the fallback for every unit it cannot ground.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..analysis.classify import classify
+from ..analysis.context import AnalysisContext
+from ..analysis.risks import pr_risks
+from ..analysis.scoring import is_default_change, is_opt_in, score
+from ..conventions import clean_body, first_sentence
+from ..i18n import catalog
+from ..models import PRAnalysis, PullRequest
+from . import Engine
+
+def gist_of(description: str) -> str:
+    d = description.strip().rstrip(".")
+    return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
+
+
+class OfflineEngine(Engine):
+    name = "offline"
+    needs_store = False
+
+    def __init__(self, settings=None, *, store=None, refresh: bool = False, progress=None) -> None:
+        self.settings = settings
+        self.progress = progress
+
+    def analyze(self, pr: PullRequest, ctx: AnalysisContext) -> PRAnalysis:
+        c = ctx.classified.get(pr.number) or classify(pr, ctx.settings, ctx.project)
+        body = clean_body(pr.body)
+        importance, reasons = score(pr, c, body, ctx)
+        breaking = c.breaking or bool(body.breaking_note)
+        gist = gist_of(c.parsed.description)
+        cat = catalog(ctx.lang)
+        what = first_sentence(body.what, 140)
+        # The body's first sentence says more than the title, unless it only repeats it
+        # or is too long for a table cell.
+        text = what.rstrip(".") if what and len(gist) + 10 < len(what) <= 140 else gist
+        if breaking:
+            kc = cat.t("contribution.breaking", text=text)
+        else:
+            kc = cat.t("contribution.default", type=cat.type_name(c.type), text=text)
+        risks = pr_risks(pr, c, body, ctx)
+        summary = None
+        if pr.discussion_known:
+            from ..analysis.discussion import summarize_discussion
+
+            summary = summarize_discussion(pr, ctx.lang)
+        themes = [t.key for t in ctx.themes if pr.number in t.prs]
+        return PRAnalysis(
+            number=pr.number,
+            modules=c.modules,
+            type=c.type,
+            themes=themes,
+            breaking=breaking,
+            importance=importance,
+            importance_reasons=reasons,
+            key_contribution=kc,
+            risks=risks,
+            discussion_summary=summary,
+            gist=gist,
+            engine=self.name,
+        )
+
+    def analyze_all(self, prs, ctx):
+        out = {}
+        for i, pr in enumerate(prs):
+            out[pr.number] = self.analyze(pr, ctx)
+            if self.progress:
+                self.progress("analyze", i + 1, len(prs))
+        return out
+
+
+def compat_signals(pr: PullRequest) -> dict[str, bool]:
+    """What the PR says about defaults and compatibility (for the composer)."""
+    body = clean_body(pr.body)
+    return {
+        "default_change": is_default_change(pr, body),
+        "opt_in": is_opt_in(pr, body),
+    }

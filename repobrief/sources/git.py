@@ -1,0 +1,461 @@
+"""The git source: merged pull requests read from a local clone, offline.
+
+PRs are recognised on the default branch's first-parent line from squash
+commits (`… (#123)`), GitHub merge commits (`Merge pull request #123 from
+user/branch`, title on the body's first line), and merges of long-lived
+branches (`Merge branch 'stable'`): PRs merged into such a branch count in the
+week their merge reached the default branch. Everything comes from one
+streaming `git log` (NUL-separated, no rename detection, no process per
+commit); diffs are read in one more call, only when a detector needs content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ..errors import SourceError
+from ..models import Commit, FileChange, PullRequest
+from ..window import Window
+from . import Source
+
+_PR_MERGE = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)(?:/(\S+))?")
+_PR_SQUASH = re.compile(r"\(#(\d+)\)\s*$")
+_BRANCH_MERGE = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
+_REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
+_REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+_FIELD = "\x1f"
+_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
+# Remote URL forms: https://host/owner/repo(.git), git@host:owner/repo.git, ssh://git@host/owner/repo
+_REMOTE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
+
+
+def _git_env() -> dict[str, str]:
+    # A stable, machine-readable git: no pager, no localisation, no user colour config.
+    env = dict(os.environ)
+    env.update({"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+@dataclass(slots=True)
+class _RawCommit:
+    sha: str
+    parents: list[str]
+    author: str
+    email: str
+    committed_at: datetime
+    message: str
+    files: list[FileChange] = field(default_factory=list)
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+
+def parse_remote(url: str) -> tuple[str, str] | None:
+    """`(host, owner/repo)` from a remote URL, for GitHub, GitLab, Gitee and the like."""
+    m = _REMOTE.match(url.strip())
+    if not m:
+        return None
+    parts = [p for p in m.group("path").split("/") if p]
+    if len(parts) < 2:
+        return None
+    return m.group("host").lower(), "/".join(parts[-2:])
+
+
+def pr_url(host: str | None, name: str, number: int) -> str:
+    host = host or "github.com"
+    if "gitlab" in host:
+        return f"https://{host}/{name}/-/merge_requests/{number}"
+    if "gitee" in host:
+        return f"https://{host}/{name}/pulls/{number}"
+    return f"https://{host}/{name}/pull/{number}"
+
+
+class GitSource(Source):
+    """A local clone (working tree or bare)."""
+
+    needs_store = False
+
+    def __init__(self, location: str, settings=None, *, store=None, offline: bool = False) -> None:
+        super().__init__()
+        self.path = Path(location).expanduser()
+        self.settings = settings
+        if not self.path.exists():
+            raise SourceError(f"path {str(self.path)!r} does not exist", "give the path of a local git clone")
+        if not self.path.is_dir():
+            raise SourceError(f"{str(self.path)!r} is a file, not a git repository", "give the folder of a local git clone")
+        out = self._git("rev-parse", "--is-bare-repository", "--is-shallow-repository", "--absolute-git-dir", check=False)
+        if out.returncode != 0:
+            raise SourceError(
+                f"{str(self.path)!r} is not a git repository",
+                "point repobrief at a clone (git clone URL), or use github:OWNER/REPO",
+            )
+        bare, shallow, _gitdir = out.stdout.decode().split("\n")[:3]
+        self.bare = bare == "true"
+        self.branch = (settings.branch if settings is not None and settings.branch else "") or "HEAD"
+        tip = self._git("rev-parse", "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
+        if tip.returncode != 0:
+            if self.branch == "HEAD":
+                raise SourceError(f"repository {str(self.path)!r} is empty (no commits yet)", "commit something or point at another clone")
+            raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
+        self.tip = tip.stdout.decode().strip()
+        if shallow == "true":
+            self.warnings.append(
+                "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
+                "contributors may be incomplete; run `git fetch --unshallow` to fix it"
+            )
+        self._remote: tuple[str, str] | None = None
+        cfg = self._git("config", "--get", "remote.origin.url", check=False)
+        if cfg.returncode == 0:
+            self._remote = parse_remote(cfg.stdout.decode("utf-8", "replace"))
+        self._loaded_since: datetime | None = None
+        self._commits: dict[str, _RawCommit] = {}
+        self._prs: list[PullRequest] = []
+        self._direct: list[Commit] = []
+        self._authors_before: tuple[datetime, set[str]] | None = None
+        self._numstat_done: set[str] = set()
+        self._authors_proc: tuple[datetime, subprocess.Popen] | None = None
+        self.stats = {"commits_read": 0, "git_calls": 3}
+
+    # ------------------------------------------------------------------ git plumbing
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        try:
+            res = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, env=_git_env())
+        except FileNotFoundError:
+            raise SourceError("the `git` command is not installed", "install git (e.g. apt-get install git)") from None
+        if check and res.returncode != 0:
+            raise SourceError(f"git {args[0]} failed in {str(self.path)!r}: {res.stderr.decode('utf-8', 'replace').strip()}")
+        return res
+
+    def repository_name(self) -> str | None:
+        if self._remote:
+            return self._remote[1]
+        name = self.path.resolve().name
+        return name[:-4] if name.endswith(".git") else name
+
+    def _url(self, number: int) -> str | None:
+        name = (self.settings.name if self.settings is not None and self.settings.name else None) or (self._remote[1] if self._remote else None)
+        if not name or "/" not in name:
+            return None
+        return pr_url(self._remote[0] if self._remote else None, name, number)
+
+    # ------------------------------------------------------------------ reading the log
+
+    def _stream(self, args: list[str], stdin: bytes | None = None) -> Iterator[bytes]:
+        """Run `git log …` and yield its \\x1e-separated records as they arrive."""
+        try:
+            proc = subprocess.Popen(
+                ["git", "-C", str(self.path), *args],
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_git_env(),
+            )
+        except FileNotFoundError:
+            raise SourceError("the `git` command is not installed", "install git (e.g. apt-get install git)") from None
+        self.stats["git_calls"] += 1
+        assert proc.stdout is not None and proc.stderr is not None
+        if stdin is not None:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        buf = b""
+        for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):
+            buf += chunk
+            records = buf.split(b"\x1e")
+            buf = records.pop()
+            yield from records
+        yield buf
+        err = proc.stderr.read()
+        if proc.wait() != 0:
+            raise SourceError(f"git {args[0]} failed in {str(self.path)!r}: {err.decode('utf-8', 'replace').strip()}")
+
+    def _load(self, since: datetime) -> None:
+        """Read the structure (parents, messages, paths) of everything since `since`.
+
+        Only the tree diff (`--raw`) is asked for here: line counts need blob diffs, which
+        cost ten times more, so `_ensure_numstat` reads them for just the PRs that need them.
+        """
+        if self._loaded_since is not None and self._loaded_since <= since:
+            return
+        # A week of slack: `--since` stops walking at the first old commit, and side-branch
+        # commits are usually a little older than the merge that brings them in.
+        args = [
+            "log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", "--no-color",
+            "--encoding=UTF-8", f"--format={_FORMAT}", f"--since={(since - timedelta(days=7)).isoformat()}", self.tip,
+        ]
+        commits: dict[str, _RawCommit] = {}
+        for rec in self._stream(args):
+            c = _parse_record(rec)
+            if c is not None:
+                commits[c.sha] = c
+        self.stats["commits_read"] = len(commits)
+        self._commits = commits
+        self._numstat_done.clear()  # the new records carry no line counts yet
+        self._loaded_since = since
+        self._classify()
+
+    def _ensure_numstat(self, changes: list[PullRequest | Commit]) -> None:
+        """Fill in added/deleted line counts, one `git log --no-walk --stdin` for all."""
+        todo = {c.sha: c for c in changes if c.sha and c.sha not in self._numstat_done}
+        if not todo:
+            return
+        args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
+                "--numstat", "--no-color", "--no-ext-diff", "--format=%x1eH%H"]
+        for rec in self._stream(args, stdin="\n".join(todo).encode() + b"\n"):
+            head, _, rest = rec.partition(b"\0")
+            if not head.startswith(b"H"):
+                continue
+            sha = head[1:].strip().decode()
+            counts = {f.path: f for f in _parse_files(rest)}
+            for f in self._commits[sha].files if sha in self._commits else []:
+                got = counts.get(f.path)
+                if got is not None:
+                    f.added, f.deleted = got.added, got.deleted
+            self._numstat_done.add(sha)
+        for c in todo.values():
+            if isinstance(c, PullRequest):
+                c.lines_known = True
+
+    def _classify(self) -> None:
+        """Walk the first-parent line oldest first and turn commits into PRs and direct commits."""
+        mainline: list[_RawCommit] = []
+        sha: str | None = self.tip
+        while sha and sha in self._commits:
+            c = self._commits[sha]
+            mainline.append(c)
+            sha = c.parents[0] if c.parents else None
+        mainline.reverse()
+        claimed = {c.sha for c in mainline}
+        seen_prs: set[int] = set()
+        by_sha: dict[str, int] = {}
+        prs: list[PullRequest] = []
+        direct: list[Commit] = []
+
+        def emit(c: _RawCommit, when: datetime, via: str | None) -> None:
+            pr = self._as_pr(c, when, via)
+            if pr is None:
+                if not _BRANCH_MERGE.match(c.subject):
+                    direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha)))
+                return
+            by_sha[c.sha] = pr.number
+            if pr.number in seen_prs:  # the same PR brought in twice (cherry-pick, re-merge)
+                return
+            seen_prs.add(pr.number)
+            pr.reverts = self._reverted(c, by_sha)
+            prs.append(pr)
+
+        for c in mainline:
+            m = _BRANCH_MERGE.match(c.subject)
+            if m and len(c.parents) > 1:
+                branch = m.group(1).removeprefix("origin/")
+                side: list[_RawCommit] = []
+                s: str | None = c.parents[1]
+                while s and s in self._commits and s not in claimed:
+                    claimed.add(s)
+                    side.append(self._commits[s])
+                    p = self._commits[s].parents
+                    s = p[0] if p else None
+                for sc in reversed(side):
+                    emit(sc, c.committed_at, f"branch:{branch}")
+                continue
+            emit(c, c.committed_at, None)
+        self._prs = prs
+        self._direct = direct
+
+    def _as_pr(self, c: _RawCommit, when: datetime, via: str | None) -> PullRequest | None:
+        subject = c.subject
+        m = _PR_MERGE.match(subject)
+        if m:
+            number = int(m.group(1))
+            lines = [ln.strip() for ln in c.message.split("\n")[1:]]
+            body_lines = lines[:]
+            while body_lines and not body_lines[0]:
+                body_lines.pop(0)
+            title = body_lines[0] if body_lines else (m.group(3) or subject)
+            body = "\n".join(body_lines[1:]).strip()
+            author = m.group(2)
+            email = None
+            if len(c.parents) > 1 and c.parents[1] in self._commits:
+                feature = self._commits[c.parents[1]]
+                author, email = feature.author or author, feature.email
+            return PullRequest(
+                number=number, title=title, body=body, author=author, author_email=email, merged_at=when,
+                files=c.files, sha=c.sha, url=self._url(number), via=via or "merge",
+                lines_known=c.sha in self._numstat_done,
+            )
+        m = _PR_SQUASH.search(subject)
+        if m:
+            number = int(m.group(1))
+            body = c.message.split("\n", 1)[1].strip() if "\n" in c.message else ""
+            return PullRequest(
+                number=number, title=subject, body=body, author=c.author, author_email=c.email, merged_at=when,
+                files=c.files, sha=c.sha, url=self._url(number), lines_known=c.sha in self._numstat_done,
+                via=via or ("merge" if len(c.parents) > 1 else "squash"),
+            )
+        return None
+
+    def _reverted(self, c: _RawCommit, by_sha: dict[str, int]) -> int | None:
+        m = _REVERT.match(c.subject)
+        if not m:
+            return None
+        inner = _PR_SQUASH.search(m.group(1))
+        if inner:
+            return int(inner.group(1))
+        inner = _PR_MERGE.match(m.group(1))
+        if inner:
+            return int(inner.group(1))
+        s = _REVERTS_SHA.search(c.message)
+        if s:
+            for sha, number in by_sha.items():
+                if sha.startswith(s.group(1)):
+                    return number
+        return None
+
+    # ------------------------------------------------------------------ Source API
+
+    def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
+        self._load(window.start)
+        prs = [pr for pr in self._prs if window.contains(pr.merged_at)]
+        # Direct commits of the same window get their line counts in the same git call.
+        self._ensure_numstat([*prs, *(c for c in self._direct if window.contains(c.committed_at))])
+        yield from prs
+
+    def history(self, window: Window) -> Iterator[PullRequest]:
+        self._load(window.start)
+        for pr in self._prs:
+            if window.contains(pr.merged_at):
+                yield pr
+
+    def direct_commits(self, window: Window) -> list[Commit]:
+        self._load(window.start)
+        commits = [c for c in self._direct if window.contains(c.committed_at)]
+        self._ensure_numstat(commits)
+        return commits
+
+    def prefetch_authors(self, before: datetime) -> None:
+        """Start reading earlier authors in the background (the pipeline knows the
+        week before it reads anything; on two cores this overlaps the main log)."""
+        if self._authors_proc is None and self._authors_before is None:
+            self._authors_proc = (before, subprocess.Popen(
+                ["git", "-C", str(self.path), "log", "--format=%an%x1f%ae", f"--until={before.isoformat()}", self.tip],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env(),
+            ))
+            self.stats["git_calls"] += 1
+
+    def earlier_authors(self, before: datetime) -> set[str] | None:
+        """Names and e-mails of everyone with a commit before `before` (one cheap `git log`)."""
+        if self._authors_before and self._authors_before[0] == before:
+            return self._authors_before[1]
+        if self._authors_proc is None or self._authors_proc[0] != before:
+            self._authors_proc = None
+            self.prefetch_authors(before)
+        assert self._authors_proc is not None
+        out, _ = self._authors_proc[1].communicate()
+        self._authors_proc = None
+        names: set[str] = set()
+        for line in out.decode("utf-8", "replace").splitlines():
+            name, _, email = line.partition(_FIELD)
+            names.add(name.strip().lower())
+            if email:
+                names.add(email.strip().lower())
+        names.discard("")
+        self._authors_before = (before, names)
+        return names
+
+    def close(self) -> None:
+        if self._authors_proc is not None:
+            self._authors_proc[1].kill()
+            self._authors_proc[1].communicate()
+            self._authors_proc = None
+
+    def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
+        """Added/removed lines of the PRs' files matching `paths`, one `git log` for all."""
+        wanted: dict[str, int] = {}
+        for pr in prs:
+            if pr.sha and any(_match_any(f.path, paths) for f in pr.files):
+                wanted[pr.sha] = pr.number
+        if not wanted:
+            return {}
+        args = [
+            "git", "-C", str(self.path), "log", "--no-walk=unsorted", "-p", "-U0", "--no-renames",
+            "--diff-merges=first-parent", "--no-color", "--no-ext-diff", "--format=%x1e%H", *wanted, "--",
+            *[f":(glob)**/{p}" for p in paths],
+        ]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env())
+        self.stats["git_calls"] += 1
+        out: dict[int, list[bytes]] = {}
+        sizes: dict[int, int] = {}
+        current: int | None = None
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith(b"\x1e"):
+                current = wanted.get(line[1:].strip().decode())
+                continue
+            if current is None or sizes.get(current, 0) >= max_bytes:
+                continue
+            if line.startswith((b"diff --git", b"+++", b"---", b"+", b"-", b"@@")):
+                out.setdefault(current, []).append(line)
+                sizes[current] = sizes.get(current, 0) + len(line)
+        proc.wait()
+        return {n: b"".join(v)[:max_bytes].decode("utf-8", "replace") for n, v in out.items()}
+
+
+def _match_any(path: str, names: list[str]) -> bool:
+    base = path.rsplit("/", 1)[-1]
+    return any(fnmatch(base, g) for g in names)
+
+
+def _parse_record(rec: bytes) -> _RawCommit | None:
+    if not rec.strip(b"\0\n"):
+        return None
+    head, _, rest = rec.partition(b"\0")
+    parts = head.split(b"\x1f", 5)
+    if len(parts) < 6:
+        return None
+    sha, parents, author, email, cdate, message = parts
+    return _RawCommit(
+        sha=sha.decode(),
+        parents=parents.decode().split(),
+        author=author.decode("utf-8", "replace"),
+        email=email.decode("utf-8", "replace"),
+        committed_at=datetime.fromisoformat(cdate.decode()),
+        message=message.decode("utf-8", "replace").strip(),
+        files=_parse_files(rest),
+    )
+
+
+def _parse_files(rest: bytes) -> list[FileChange]:
+    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output."""
+    files: dict[str, FileChange] = {}
+    tokens = rest.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].lstrip(b"\n")
+        i += 1
+        if not tok:
+            continue
+        if tok.startswith(b":"):
+            st = tok.rsplit(b" ", 1)[-1][:1].decode()
+            if i < len(tokens):
+                p = tokens[i].decode("utf-8", "replace")
+                files[p] = FileChange(path=p, added=0, deleted=0, status=st)
+                i += 1
+            continue
+        cols = tok.split(b"\t", 2)
+        if len(cols) == 3:
+            a, d, path = cols
+            p = path.decode("utf-8", "replace")
+            f = files.setdefault(p, FileChange(path=p))
+            f.added = None if a == b"-" else int(a)
+            f.deleted = None if d == b"-" else int(d)
+    return list(files.values())
