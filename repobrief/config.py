@@ -260,6 +260,10 @@ def read_config_file(path: Path) -> dict:
     return data
 
 
+# Read by `repobrief publish` for the one target it posts to (flags win, then these,
+# then a `[[publish]]` entry of the config file); not settings of their own.
+PUBLISH_ENV = ("REPOBRIEF_PUBLISH_TARGET", "REPOBRIEF_PUBLISH_WEBHOOK", "REPOBRIEF_PUBLISH_SECRET", "REPOBRIEF_PUBLISH_LINK")
+
 # Environment variables that have a meaning outside repobrief too.
 _FOREIGN_ENV = {
     "GITHUB_TOKEN": ("github", "token"),
@@ -279,7 +283,7 @@ def _env_overrides(env: dict[str, str]) -> dict:
     scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish", "source_file"}
     aliases = {"lang": "language", "tz": "timezone"}
     for var, value in env.items():
-        if not var.startswith("REPOBRIEF_") or value == "":
+        if not var.startswith("REPOBRIEF_") or value == "" or var in PUBLISH_ENV:
             continue
         key = var[len("REPOBRIEF_"):].lower()
         key = aliases.get(key, key)

@@ -193,7 +193,7 @@ def _week_summary(r: Report) -> dict:
     from .i18n import catalog
 
     cat = catalog(r.lang)
-    names = {th.key: th.name for th in r.themes}
+    names = {**(r.stats.get("theme_names") or {}), **{th.key: th.name for th in r.themes}}
     by_theme = {names.get(k, k): int(v) for k, v in (r.stats.get("by_theme") or {}).items()}
     last_day = (r.end - timedelta(microseconds=1)).astimezone(r.start.tzinfo).date()
     return {

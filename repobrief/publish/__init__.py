@@ -5,15 +5,24 @@
 signing, checks the platform's answer and retries transient failures. Errors
 are `PublishError`s that name the target and the webhook's host, never the
 secret or the full webhook URL (the URL's path or query is the bot's token).
+
+`resolve_targets` decides where to post: flags first, then the
+`REPOBRIEF_PUBLISH_*` environment variables, then the config file's
+`[[publish]]` entries.
 """
 
 from __future__ import annotations
 
-from ..config import PublishTarget
+import json
+import os
+from pathlib import Path
+
+from ..config import PublishTarget, Settings
+from ..errors import UsageError
 from ..models import Report
 from .base import Publisher, PublishResult, redact_url
 
-__all__ = ["PublishResult", "Publisher", "publish", "redact_url"]
+__all__ = ["PublishResult", "Publisher", "load_report", "publish", "redact_url", "resolve_targets"]
 
 
 def publish(report: Report, target: PublishTarget, **options) -> PublishResult:
@@ -24,3 +33,64 @@ def publish(report: Report, target: PublishTarget, **options) -> PublishResult:
     if target.link:
         report.card.link = target.link
     return cls(target.webhook, target.secret, **options).send(report)
+
+
+def resolve_targets(
+    settings: Settings,
+    target: str | None = None,
+    webhook: str | None = None,
+    secret: str | None = None,
+    link: str | None = None,
+    env: dict[str, str] | None = None,
+) -> list[PublishTarget]:
+    """The targets to post to: one from flags/environment (completed from the config), or all configured."""
+    env = dict(os.environ) if env is None else env
+    target = target or env.get("REPOBRIEF_PUBLISH_TARGET") or None
+    webhook = webhook or env.get("REPOBRIEF_PUBLISH_WEBHOOK") or None
+    secret = secret if secret is not None else env.get("REPOBRIEF_PUBLISH_SECRET") or None
+    link = link or env.get("REPOBRIEF_PUBLISH_LINK") or None
+    configured = list(settings.publish)
+    if target is None and webhook is None:
+        if not configured:
+            raise UsageError(
+                "no publish target",
+                "pass --target feishu|lark|slack|dingtalk|wecom|webhook and --webhook URL, set "
+                "REPOBRIEF_PUBLISH_TARGET and REPOBRIEF_PUBLISH_WEBHOOK, or add a [[publish]] entry to repobrief.toml",
+            )
+        return [_with(t, secret, link) for t in configured]
+    if target is None:
+        if len(configured) == 1:
+            target = configured[0].target
+        else:
+            raise UsageError("--webhook needs --target (feishu, lark, slack, dingtalk, wecom or webhook)")
+    base = next((t for t in configured if t.target == target), PublishTarget(target))
+    return [_with(PublishTarget(target, webhook or base.webhook, base.secret, base.link), secret, link)]
+
+
+def _with(t: PublishTarget, secret: str | None, link: str | None) -> PublishTarget:
+    return PublishTarget(t.target, t.webhook, t.secret if secret is None else secret, link or t.link)
+
+
+def load_report(path: str | Path) -> Report:
+    """A `Report` from a REPORT.json written by `repobrief report --format json` (or the site)."""
+    from ..serialize import report_from_dict
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"report file {str(path)!r} does not exist", "write one with `repobrief report PATH --format json --out DIR`") from None
+    except IsADirectoryError:
+        raise UsageError(f"{str(path)!r} is a folder; give the REPORT.json file") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{str(path)!r} is not valid JSON ({e})", "give the .json file written by `repobrief report --format json`") from None
+    if not isinstance(data, dict) or "schema_version" not in data or "card" not in data:
+        raise UsageError(
+            f"{str(path)!r} is not a repobrief report (no schema_version or card)",
+            "give the .json file written by `repobrief report --format json`",
+        )
+    try:
+        return report_from_dict(data)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{str(path)!r} is an incomplete repobrief report ({type(e).__name__}: {e})",
+                         "regenerate it with this version of repobrief") from None

@@ -161,7 +161,7 @@ def _top(counts: dict | None, n: int) -> list[tuple[str, int]]:
 
 def _charts(report: Report, t: dict[str, str], backend: str | None) -> dict[str, Markup | None]:
     stats = report.stats or {}
-    names = {th.key: th.name for th in report.themes}
+    names = {**(stats.get("theme_names") or {}), **{th.key: th.name for th in report.themes}}
     out: dict[str, Markup | None] = {"modules": None, "themes": None, "trend": None, "importance": None}
     modules = _top(stats.get("by_module"), TOP_BARS)
     if modules:
