@@ -219,7 +219,7 @@ def verl_pull_requests(
                 )
                 if e["author"] not in reviewers:
                     reviewers.append(e["author"])
-            if when > pr.updated_at:
+            if e["kind"] in ("comment", "review thread") and when > pr.updated_at:
                 pr.updated_at = when
         for r in reviewers:
             pr.reviews.append({"author": actor(r), "state": "COMMENTED", "body": "", "submittedAt": merged - timedelta(hours=1), "authorAssociation": "CONTRIBUTOR"})
@@ -357,9 +357,14 @@ class FakeGitHub:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._httpd is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop answering (idempotent): later requests find nothing listening."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
 
     # ------------------------------------------------------------------ queries
 

@@ -1,0 +1,175 @@
+"""Bad input: unknown repository, bad token, missing scope, no network, wrong
+URL, no token. Each error says what is wrong and what to do, never shows the
+token, and leaves the store as it was."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import stat
+from datetime import datetime
+
+import pytest
+from github_support import REPO, W26_END, W26_START, client_for, fetcher_for, serve, verl
+from githubserver import FakeGitHub
+
+from repobrief.config import Settings
+from repobrief.errors import SourceError, UsageError
+from repobrief.github.auth import normalize_api_url, resolve_token
+from repobrief.github.pulls import PullRequestFetcher
+from repobrief.github.sync import sync_repository
+from repobrief.sources.github import GitHubSource, parse_repository
+from repobrief.store import open_store
+
+SECRET = "ghp_SuperSecretTokenValue123"
+
+
+def _fetch(f):
+    return list(f.merged_between(W26_START, W26_END))
+
+
+@pytest.fixture()
+def server():
+    with serve(FakeGitHub(tokens={SECRET: "repo", "public-token": "public_repo"}), verl(W26_START, W26_END)) as s:
+        s.add_repository("verl-project/private-verl", verl(W26_START, W26_END), private=True)
+        yield s
+
+
+def test_unknown_repository(server, caplog):
+    caplog.set_level(logging.DEBUG)
+    f = fetcher_for(server, "verl-project/nope", token=SECRET)
+    with pytest.raises(SourceError) as e:
+        _fetch(f)
+    msg = str(e.value)
+    assert "repository verl-project/nope was not found" in msg and "check OWNER/REPO" in msg
+    assert SECRET not in msg and SECRET not in caplog.text
+    assert e.value.exit_code == 4
+
+
+def test_bad_token(server, caplog):
+    caplog.set_level(logging.DEBUG)
+    f = fetcher_for(server, token="ghp_wrong_" + SECRET)
+    with pytest.raises(SourceError) as e:
+        _fetch(f)
+    msg = str(e.value)
+    assert "rejected the token from GITHUB_TOKEN (401 Bad credentials)" in msg
+    assert "gh auth login" in msg
+    assert SECRET not in msg and SECRET not in caplog.text and SECRET not in repr(e.value.__dict__)
+    assert len(server.log) == 1  # a 401 is not retried
+
+
+def test_missing_scope_for_a_private_repository(server):
+    f = fetcher_for(server, "verl-project/private-verl", token="public-token")
+    with pytest.raises(SourceError) as e:
+        _fetch(f)
+    msg = str(e.value)
+    assert "verl-project/private-verl was not found" in msg
+    assert "scopes are: public_repo" in msg and "'repo' scope" in msg
+    # the same repository with a token that has the scope works
+    assert len(_fetch(fetcher_for(server, "verl-project/private-verl", token=SECRET))) == 22
+
+
+def test_no_network():
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    from repobrief.github.auth import Token
+    from repobrief.github.client import GitHubClient
+
+    client = GitHubClient(Token(SECRET, "GH_TOKEN"), f"http://127.0.0.1:{port}", backoff=0.01)
+    with pytest.raises(SourceError) as e:
+        _fetch(PullRequestFetcher(client, REPO))
+    msg = str(e.value)
+    assert f"cannot reach GitHub at http://127.0.0.1:{port}" in msg and "check the network" in msg
+    assert SECRET not in msg
+
+
+def test_wrong_api_url(server):
+    from repobrief.github.auth import Token
+    from repobrief.github.client import GitHubClient
+
+    client = GitHubClient(Token(SECRET, "config"), server.url + "/api/v3", backoff=0.01)
+    with pytest.raises(SourceError) as e:
+        _fetch(PullRequestFetcher(client, REPO))
+    assert "no GitHub GraphQL API at" in str(e.value) and "--github-url" in str(e.value)
+
+
+def test_failed_sync_leaves_the_store_intact(server, tmp_path):
+    with open_store(tmp_path / "s.db") as store:
+        sync_repository(fetcher_for(server, token=SECRET), store, W26_START, now=W26_END)
+        before = [(p.number, p.title, len(p.reviews)) for p in store.load_pull_requests(REPO)]
+        state = store.get_sync_state(REPO, "github")
+        assert len(before) == 22
+        for bad in (fetcher_for(server, token="nope"), fetcher_for(server, "verl-project/nope", token=SECRET)):
+            with pytest.raises(SourceError):
+                sync_repository(bad, store, W26_START, now=W26_END)
+        assert [(p.number, p.title, len(p.reviews)) for p in store.load_pull_requests(REPO)] == before
+        assert store.get_sync_state(REPO, "github").last_updated == state.last_updated
+    with open(tmp_path / "s.db", "rb") as fh:
+        assert SECRET.encode() not in fh.read()
+
+
+# ------------------------------------------------------------------ tokens and URLs
+
+
+def _fake_gh(tmp_path, token: str) -> str:
+    """A real `gh` executable that prints a token for github.com only."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\n[ "$1 $2 $3 $4" = "auth token --hostname github.com" ] && echo {token} && exit 0\nexit 1\n')
+    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
+    return str(bin_dir)
+
+
+def test_token_sources_in_order(tmp_path):
+    path = _fake_gh(tmp_path, "from-gh") + os.pathsep + "/usr/bin:/bin"
+    env = {"PATH": path, "GITHUB_TOKEN": "from-github-token", "GH_TOKEN": "from-gh-token"}
+    assert resolve_token("from-config", "https://api.github.com", env).value == "from-config"
+    assert resolve_token("", "https://api.github.com", env).origin == "GITHUB_TOKEN"
+    assert resolve_token("", "https://api.github.com", {**env, "GITHUB_TOKEN": ""}).value == "from-gh-token"
+    t = resolve_token("", "https://api.github.com", {"PATH": path})
+    assert (t.value, t.origin) == ("from-gh", "gh auth token")
+    assert "from-gh" not in repr(t)
+    # gh knows no token for an Enterprise host: the error says where to put one
+    with pytest.raises(SourceError) as e:
+        resolve_token("", "https://ghe.example.com/api/v3", {"PATH": path})
+    assert "no GitHub token found for ghe.example.com" in str(e.value) and "GITHUB_TOKEN" in str(e.value)
+
+
+def test_api_urls():
+    assert normalize_api_url(None) == "https://api.github.com"
+    assert normalize_api_url("https://ghe.example.com/") == "https://ghe.example.com/api/v3"
+    assert normalize_api_url("https://ghe.example.com/api/v3") == "https://ghe.example.com/api/v3"
+    with pytest.raises(UsageError):
+        normalize_api_url("ftp://x")
+    with pytest.raises(UsageError) as e:
+        normalize_api_url(f"https://user:{SECRET}@ghe.example.com")
+    assert SECRET not in str(e.value)
+
+
+def test_repository_argument_forms():
+    assert parse_repository("github:verl-project/verl") == "verl-project/verl"
+    assert parse_repository("https://github.com/verl-project/verl.git") == "verl-project/verl"
+    assert parse_repository("git@github.com:verl-project/verl.git") == "verl-project/verl"
+    with pytest.raises(UsageError) as e:
+        parse_repository("verl")
+    assert "expected OWNER/REPO" in str(e.value)
+
+
+def test_offline_source_without_a_synced_week_says_what_to_run(tmp_path):
+    with open_store(tmp_path / "s.db") as store:
+        src = GitHubSource("github:verl-project/verl", Settings(), store=store, offline=True)
+        from repobrief.window import iso_week_window
+
+        with pytest.raises(SourceError) as e:
+            list(src.iter_pull_requests(iso_week_window(datetime(2026, 6, 22).date(), W26_START.tzinfo)))
+        msg = str(e.value)
+        assert "week 2026-W26 of verl-project/verl is not in the store" in msg
+        assert "repobrief sync github:verl-project/verl --since 2026-06-22" in msg
+
+
+def test_client_repr_and_stats_never_hold_the_token(server):
+    c = client_for(server, token=SECRET)
+    assert SECRET not in repr(c.token) and SECRET not in repr(c.stats)

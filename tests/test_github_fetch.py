@@ -1,0 +1,125 @@
+"""Fetching merged PRs from a GitHub-compatible server that executes the real
+queries against GitHub's schema: one verl week, every connection paginated to
+its end, windows split under the search cap, GitHub Enterprise paths."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from github_support import W26_END, W26_START, fetcher_for, serve, verl
+from githubserver import FakeGitHub, FakePullRequest, actor
+
+
+def test_a_verl_week_arrives_whole_in_one_request():
+    with serve(FakeGitHub(), verl()) as server:
+        f = fetcher_for(server)
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
+        assert server.errors == []
+        assert len(got) == 22
+        assert f.client.stats.requests == 1
+        assert f.client.stats.graphql_cost == server.log[0].cost > 1
+
+        pr = got[6823]
+        assert pr.title == "[BREAKING][trainer, cfg] chore: enable V1 trainer by default"
+        assert pr.labels == ["breaking", "trainer", "cfg"]
+        assert pr.url == "https://github.com/verl-project/verl/pull/6823"
+        assert pr.base_branch == "main" and pr.via == "api" and pr.discussion_known
+        assert len(pr.files) == 24 and pr.additions_total == sum(f.added for f in pr.files)
+        assert [(r.author, r.state) for r in pr.reviews] == [("wuxibin89", "COMMENTED")]
+        (thread,) = pr.threads
+        assert thread.path == "verl/workers/engine_workers.py" and thread.resolved is True
+        assert thread.comments[0].kind == "review_comment"
+        assert thread.comments[0].body.startswith("temperature has been explicitly set in trainer")
+        assert "+            temperature=1.0," in thread.diff_hunk
+        assert [c.author for c in pr.comments] == ["wuxibin89"]
+        # the bot's threads keep their bot-ness for the discussion analysis
+        assert {c.author for t in got[6825].threads for c in t.comments} == {"gemini-code-assist[bot]"}
+        assert all(W26_START <= p.merged_at < W26_END for p in got.values())
+
+
+def _big_pr(number: int, merged: datetime) -> FakePullRequest:
+    people = [actor(f"rev{i}") for i in range(7)]
+    return FakePullRequest(
+        number=number,
+        title="[trainer] feat: a very large change",
+        body="body",
+        author="alice",
+        merged_at=merged,
+        updated_at=merged,
+        created_at=merged - timedelta(days=2),
+        files=[{"path": f"verl/mod{i}.py", "additions": i, "deletions": 1, "changeType": "MODIFIED"} for i in range(257)],
+        labels=[f"label-{i}" for i in range(63)],
+        reviews=[
+            {"author": people[i % 7], "state": "CHANGES_REQUESTED" if i == 0 else "COMMENTED", "body": f"review {i}", "submittedAt": merged, "authorAssociation": "MEMBER"}
+            for i in range(71)
+        ],
+        threads=[
+            {
+                "__typename": "PullRequestReviewThread",
+                "id": f"T{number}_{t}",
+                "isResolved": t % 2 == 0,
+                "path": f"verl/mod{t}.py",
+                "comments": [
+                    {"author": people[c % 7], "body": f"thread {t} comment {c}", "createdAt": merged, "diffHunk": "@@ -1 +1 @@", "path": f"verl/mod{t}.py", "authorAssociation": "MEMBER"}
+                    for c in range(45 if t == 3 else 2)
+                ],
+            }
+            for t in range(37)
+        ],
+        comments=[{"author": people[i % 7], "body": f"comment {i}", "createdAt": merged, "authorAssociation": "NONE"} for i in range(123)],
+        closing=list(range(1000, 1013)),
+        oid="f" * 40,
+    )
+
+
+def test_every_connection_is_read_to_its_last_page():
+    merged = datetime(2026, 6, 24, 3, 0, tzinfo=UTC)
+    big = _big_pr(9999, merged)
+    with serve(FakeGitHub(), verl(W26_START, W26_END) + [big]) as server:
+        f = fetcher_for(server, page_size=5)
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
+        assert server.errors == []
+        assert len(got) == 23  # 5 search pages of 5
+        pr = got[9999]
+        assert [x.path for x in pr.files] == [x["path"] for x in big.files]
+        assert pr.labels == big.labels
+        assert [r.body for r in pr.reviews] == [r["body"] for r in big.reviews]
+        assert [c.body for c in pr.comments] == [c["body"] for c in big.comments]
+        assert pr.linked_issues == big.closing
+        assert len(pr.threads) == 37
+        assert [c.body for c in pr.threads[3].comments] == [f"thread 3 comment {c}" for c in range(45)]
+        assert [t.resolved for t in pr.threads[:4]] == [True, False, True, False]
+        ops = [r.operation for r in server.log]
+        assert ops.count("SearchMergedPullRequests") == 5
+        assert "PullRequestConnectionPage" in ops and "ReviewThreadCommentsPage" in ops
+        assert f.client.stats.requests == len(server.log)
+
+
+def test_a_window_over_the_search_cap_is_split_and_nothing_is_lost_or_repeated():
+    prs = verl(W26_START, W26_END)
+    with serve(FakeGitHub(search_cap=8), prs) as server:
+        f = fetcher_for(server, search_cap=8)
+        numbers = [x.pr.number for x in f.merged_between(W26_START, W26_END)]
+        assert f.splits >= 2
+        assert sorted(numbers) == sorted(p.number for p in prs)
+        assert len(numbers) == len(set(numbers)) == 22
+        # every answered search stayed under the cap
+        assert all(len(r.numbers) <= 8 for r in server.log)
+
+
+def test_github_enterprise_server_path():
+    with serve(FakeGitHub(enterprise=True), verl(W26_START, W26_END)) as server:
+        assert server.url.endswith("/api/v3")
+        f = fetcher_for(server)
+        assert len(list(f.merged_between(W26_START, W26_END))) == 22
+        assert {r.path for r in server.log} == {"/api/graphql"}
+
+
+def test_fetch_by_number_for_enriching_a_clone():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        f = fetcher_for(server)
+        got = f.by_numbers([6823, 6825, 123456])
+        assert got[123456] is None
+        assert got[6823].pr.reviews[0].author == "wuxibin89"
+        assert len(got[6825].pr.threads) == 2
+        assert f.client.stats.requests == 1

@@ -1,0 +1,151 @@
+"""Incremental sync into a real SQLite store: a first sync, a re-sync with
+nothing new (at most 2 requests), updates and new merges, interruptions
+(a crash between pages, an outage, a 502 on the way) resumed without losing
+or duplicating anything, and offline reads of what was synced."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from github_support import REPO, SHANGHAI, W26_END, W26_START, fetcher_for, serve, verl
+from githubserver import FakeGitHub, Fault, actor
+from sqlalchemy import text
+
+from repobrief.config import Settings
+from repobrief.errors import SourceError
+from repobrief.github.sync import sync_repository
+from repobrief.sources.github import GitHubSource
+from repobrief.store import open_store
+from repobrief.window import iso_week_window
+
+SINCE = datetime(2026, 6, 15, tzinfo=SHANGHAI)
+UNTIL = datetime(2026, 7, 6, tzinfo=SHANGHAI)  # "now" for the server's data
+NOW = datetime(2026, 7, 6, 12, tzinfo=UTC)
+
+
+@pytest.fixture()
+def server():
+    with serve(FakeGitHub(), verl(SINCE, UNTIL)) as s:
+        yield s
+
+
+def _rows(store) -> Counter:
+    with store._engine.connect() as conn:
+        return Counter(n for (n,) in conn.execute(text("SELECT number FROM pull_requests")))
+
+
+def test_first_sync_then_a_resync_with_nothing_new(server, tmp_path):
+    expected = {p.number for p in server.repos[REPO].prs.values()}
+    with open_store(tmp_path / "s.db") as store:
+        f = fetcher_for(server, page_size=10)
+        first = sync_repository(f, store, SINCE, now=NOW)
+        assert first.new == len(expected) == 69 and first.updated == 0
+        assert first.pages == 8  # 10 PRs, then 9 new per page: each page repeats its boundary PR
+        rows = _rows(store)
+        assert set(rows) == expected and set(rows.values()) == {1}
+        stored = store.get_pull_request(REPO, 6823)
+        assert stored.labels == ["breaking", "trainer", "cfg"] and stored.threads[0].path == "verl/workers/engine_workers.py"
+
+        f2 = fetcher_for(server, page_size=10)
+        again = sync_repository(f2, store, SINCE, now=NOW + timedelta(hours=1))
+        assert f2.client.stats.requests <= 2
+        assert (again.new, again.updated) == (0, 0)
+        assert set(_rows(store).values()) == {1}
+
+
+def test_resync_fetches_only_what_changed(server, tmp_path):
+    repo = server.repos[REPO]
+    with open_store(tmp_path / "s.db") as store:
+        sync_repository(fetcher_for(server, page_size=10), store, SINCE, now=NOW)
+        seen_before = len(server.log)
+        high = max(p.updated_at for p in repo.prs.values())
+        boundary = {p.number for p in repo.prs.values() if p.updated_at == high}
+        # after the sync: a late review comment on an old PR, and a new merge
+        pr = repo.prs[6826]
+        later = NOW + timedelta(minutes=30)
+        pr.comments.append({"author": actor("reviewer"), "body": "This doc now contradicts the install guide; please fix.", "createdAt": later, "authorAssociation": "MEMBER"})
+        pr.updated_at = later
+        newest = verl(UNTIL, UNTIL + timedelta(days=2))[0]
+        newest.updated_at = later + timedelta(minutes=1)
+        repo.prs[newest.number] = newest
+
+        f = fetcher_for(server, page_size=10)
+        result = sync_repository(f, store, SINCE, now=later + timedelta(hours=1))
+        assert (result.new, result.updated) == (1, 1)
+        assert f.client.stats.requests == 1
+        returned = set(server.returned_numbers()[sum(len(r.numbers) for r in server.log[:seen_before]):])
+        assert returned - boundary == {6826, newest.number}  # plus the PR(s) at the saved boundary
+        assert store.get_pull_request(REPO, 6826).comments[-1].author == "reviewer"
+        assert set(_rows(store).values()) == {1}
+
+
+def test_interrupted_sync_resumes_without_refetching(server, tmp_path):
+    expected = {p.number for p in server.repos[REPO].prs.values()}
+    with open_store(tmp_path / "s.db") as store:
+        pages_done = []
+
+        def crash_after_three_pages(result):
+            pages_done.append(result.pages)
+            if len(pages_done) == 3:
+                raise KeyboardInterrupt  # the user pressed Ctrl-C, or the machine went down
+
+        with pytest.raises(KeyboardInterrupt):
+            sync_repository(fetcher_for(server, page_size=10), store, SINCE, now=NOW, on_page=crash_after_three_pages)
+        stored_before = set(_rows(store))
+        assert len(stored_before) == 28  # three pages: 10 + 9 + 9
+        served_before = len(server.log)
+
+        # the network then fails part way: a 502 is retried, a lasting outage stops the run
+        server.queue.append(Fault("status", status=502))
+        server.fail_from = (served_before + 4, 503)
+        with pytest.raises(SourceError):
+            sync_repository(fetcher_for(server, page_size=10, max_retries=1), store, SINCE, now=NOW)
+        after_outage = set(_rows(store))
+        assert stored_before < after_outage < expected
+
+        server.fail_from, server.down = None, None
+        mark = len(server.log)
+        result = sync_repository(fetcher_for(server, page_size=10), store, SINCE, now=NOW)
+        assert result.resumed
+        rows = _rows(store)
+        assert set(rows) == expected and set(rows.values()) == {1}  # everything, exactly once
+        refetched = [n for r in server.log[mark:] for n in r.numbers if n in after_outage]
+        assert len(refetched) <= 1  # only the PR at the saved boundary is asked for again
+        state = store.get_sync_state(REPO, "github")
+        assert "pending" not in state.extra
+
+
+def test_offline_report_source_reads_the_synced_week_without_network(server, tmp_path):
+    with open_store(tmp_path / "s.db") as store:
+        sync_repository(fetcher_for(server), store, SINCE, now=NOW)
+    server.stop()  # no network from here on
+    with open_store(tmp_path / "s.db") as store:
+        settings = Settings(github=Settings().github)
+        settings.github.url = "http://127.0.0.1:9"  # would fail if used
+        src = GitHubSource("github:verl-project/verl", settings, store=store, offline=True)
+        week = iso_week_window(W26_START.date(), SHANGHAI)
+        prs = list(src.iter_pull_requests(week))
+        assert len(prs) == 22 and all(p.discussion_known for p in prs)
+        assert {p.number for p in prs if p.reviews} == {6823, 6825}
+        assert src.earlier_authors(W26_START) is not None and "wuxibin89" not in src.earlier_authors(SINCE + timedelta(seconds=1))
+        later = iso_week_window((UNTIL + timedelta(days=14)).date(), SHANGHAI)
+        with pytest.raises(SourceError) as e:
+            list(src.iter_pull_requests(later))
+        assert "not in the store" in str(e.value) and "stored: up to 2026-07-06" in str(e.value)
+
+
+def test_online_source_stores_the_week_it_read(tmp_path):
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server, open_store(tmp_path / "s.db") as store:
+        settings = Settings()
+        settings.github.url = server.url
+        settings.github.token = "test-token"
+        src = GitHubSource("verl-project/verl", settings, store=store)
+        week = iso_week_window(W26_START.date(), SHANGHAI)
+        prs = list(src.iter_pull_requests(week))
+        assert [p.merged_at for p in prs] == sorted(p.merged_at for p in prs)
+        assert len(prs) == 22 and src.stats.requests == 1
+        src.close()
+        offline = GitHubSource("verl-project/verl", Settings(), store=store, offline=True)
+        assert [p.number for p in offline.iter_pull_requests(week)] == [p.number for p in prs]
