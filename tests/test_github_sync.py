@@ -18,7 +18,7 @@ from repobrief.errors import SourceError
 from repobrief.github.sync import sync_repository
 from repobrief.sources.github import GitHubSource
 from repobrief.store import open_store
-from repobrief.window import iso_week_window
+from repobrief.window import Window, iso_week_window
 
 SINCE = datetime(2026, 6, 15, tzinfo=SHANGHAI)
 UNTIL = datetime(2026, 7, 6, tzinfo=SHANGHAI)  # "now" for the server's data
@@ -145,7 +145,11 @@ def test_online_source_stores_the_week_it_read(tmp_path):
         week = iso_week_window(W26_START.date(), SHANGHAI)
         prs = list(src.iter_pull_requests(week))
         assert [p.merged_at for p in prs] == sorted(p.merged_at for p in prs)
-        assert len(prs) == 22 and src.stats.requests == 1
+        assert len(prs) == 22 and src.stats["requests"] == 1 and src.stats["graphql_points"] > 0
+        # the pipeline asks for overlapping windows: they cost nothing more
+        day = Window(W26_START, W26_START + timedelta(days=1), SHANGHAI, "day")
+        assert [p.number for p in src.iter_pull_requests(day)] == [p.number for p in prs if day.contains(p.merged_at)]
+        assert src.stats["requests"] == 1
         src.close()
         offline = GitHubSource("verl-project/verl", Settings(), store=store, offline=True)
         assert [p.number for p in offline.iter_pull_requests(week)] == [p.number for p in prs]

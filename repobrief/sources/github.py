@@ -46,6 +46,7 @@ class GitHubSource(Source):
     """Pull requests of one GitHub repository."""
 
     needs_store = True
+    stores_itself = True  # upserts what it reads, with GitHub's update times for sync
 
     def __init__(
         self,
@@ -66,6 +67,9 @@ class GitHubSource(Source):
         self._search_cap = search_cap
         self._client = None
         self._fetcher = None
+        # what this run already read, so that the pipeline's overlapping windows
+        # (history, calibration weeks, the week) cost one fetch
+        self._read: list[tuple[datetime, datetime, list[PullRequest]]] = []
 
     # ------------------------------------------------------------------ plumbing
 
@@ -86,9 +90,16 @@ class GitHubSource(Source):
         return self._fetcher
 
     @property
-    def stats(self):
-        """Requests and GraphQL points spent so far (None before the first call)."""
-        return self._client.stats if self._client is not None else None
+    def stats(self) -> dict:
+        """Requests sent and GraphQL points spent so far (zero when offline)."""
+        st = self._client.stats if self._client is not None else None
+        return {
+            "requests": st.requests if st else 0,
+            "graphql_points": st.graphql_cost if st else 0,
+            "retries": st.retries if st else 0,
+            "rate_limit_wait_seconds": round(st.waited_seconds, 1) if st else 0.0,
+            "offline": self.offline,
+        }
 
     def close(self) -> None:
         if self._client is not None:
@@ -105,15 +116,19 @@ class GitHubSource(Source):
         if self.offline:
             yield from self._from_store(window, require=True)
             return
+        for start, end, prs in self._read:
+            if start <= window.start and window.end <= end:
+                yield from (p for p in prs if window.contains(p.merged_at))
+                return
         from ..github.sync import save_fetched
 
         fetched = list(self.fetcher.merged_between(window.start, window.end))
         if self.store is not None:
             now = datetime.now(window.start.tzinfo)
             save_fetched(self.store, self.repository, fetched, window.start, min(window.end, now))
-        for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number)):
-            if window.contains(f.pr.merged_at):
-                yield f.pr
+        prs = [f.pr for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number))]
+        self._read.append((window.start, window.end, prs))
+        yield from (p for p in prs if window.contains(p.merged_at))
 
     def history(self, window: Window) -> Iterator[PullRequest]:
         """Earlier weeks: from the store when it has them (no requests), else fetched."""
@@ -127,7 +142,7 @@ class GitHubSource(Source):
         yield from self.iter_pull_requests(window)
 
     def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
-        from ..github.sync import SOURCE, require_covered
+        from ..github.sync import require_covered
 
         if self.store is None:
             raise SourceError(
@@ -136,7 +151,9 @@ class GitHubSource(Source):
             )
         if require:
             require_covered(self.store, self.repository, window.start, window.end, f"week {window.label}")
-        yield from self.store.load_pull_requests(self.repository, window.start, window.end, source=SOURCE)
+        # every stored row of the repository: a report run on a clone may have
+        # replaced a synced row, and its discussion is kept when it was enriched
+        yield from self.store.load_pull_requests(self.repository, window.start, window.end)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
         """Authors of stored PRs merged before `before`; None when the store has no
@@ -149,7 +166,7 @@ class GitHubSource(Source):
         ranges = _ranges(state.extra if state else None)
         if not ranges or min(a for a, _b in ranges) >= before:
             return None
-        return {p.author for p in self.store.load_pull_requests(self.repository, None, before, source=SOURCE)}
+        return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
 
     # ------------------------------------------------------------------ enriching a clone
 
