@@ -103,6 +103,9 @@ class LLMSettings:
 class GitHubSettings:
     url: str = "https://api.github.com"
     token: str = ""
+    max_retries: int = 5  # per request, for 502/503/504 and rate limits
+    backoff: float = 1.0  # seconds before the first retry of a 5xx; doubles each time
+    max_wait: float = 3600.0  # longest rate-limit wait before giving up (seconds)
 
 
 @dataclass
@@ -264,6 +267,9 @@ def read_config_file(path: Path) -> dict:
 # then a `[[publish]]` entry of the config file); not settings of their own.
 PUBLISH_ENV = ("REPOBRIEF_PUBLISH_TARGET", "REPOBRIEF_PUBLISH_WEBHOOK", "REPOBRIEF_PUBLISH_SECRET", "REPOBRIEF_PUBLISH_LINK")
 
+# REPOBRIEF_* variables that are not settings: where data and templates live.
+NON_SETTING_ENV = {"REPOBRIEF_DATA_DIR", "REPOBRIEF_TEMPLATES", "REPOBRIEF_SHARED_DATA"}
+
 # Environment variables that have a meaning outside repobrief too.
 _FOREIGN_ENV = {
     "GITHUB_TOKEN": ("github", "token"),
@@ -283,7 +289,7 @@ def _env_overrides(env: dict[str, str]) -> dict:
     scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish", "source_file"}
     aliases = {"lang": "language", "tz": "timezone"}
     for var, value in env.items():
-        if not var.startswith("REPOBRIEF_") or value == "" or var in PUBLISH_ENV:
+        if not var.startswith("REPOBRIEF_") or value == "" or var in PUBLISH_ENV or var in NON_SETTING_ENV:
             continue
         key = var[len("REPOBRIEF_"):].lower()
         key = aliases.get(key, key)
