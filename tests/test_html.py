@@ -70,6 +70,15 @@ def test_charts_are_drawn(opened):
         "  text: s.querySelectorAll('text').length}]; }))"
     )
     assert sorted(drawn) == sorted(CHART_IDS)
+    # markers and clip paths refer to ids inside their own chart, and those ids exist
+    refs = page.evaluate(
+        "[...document.querySelectorAll('svg *')].flatMap(e => [e.getAttribute('href'),"
+        " e.getAttributeNS('http://www.w3.org/1999/xlink', 'href'),"
+        " (e.getAttribute('clip-path') || '').slice(4, -1)]).filter(r => r && r.startsWith('#')).map(r => r.slice(1))"
+    )
+    ids = set(page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)"))
+    assert [r for r in refs if r not in ids] == []
+    assert all(r.startswith("chart-") for r in refs)
     for chart, box in drawn.items():
         assert box["w"] > 200 and box["h"] > 80, chart
         assert box["marks"] >= 4 and box["text"] >= 3, chart
