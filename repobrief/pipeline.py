@@ -166,7 +166,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         card=card,
         engine=info,
         direct_commits=direct,
-        warnings=list(source.warnings),
+        warnings=list(source.warnings) + list(getattr(engine, "warnings", [])),
         generated_at=(now or datetime.now(timezone.utc)).replace(microsecond=0),
     )
     if store is not None:

@@ -29,6 +29,7 @@ class Reply:
     body: Any = None  # a whole response body instead (dict or raw text)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: bool = False  # close the connection without an answer (an endpoint going down)
 
 
 @dataclass
@@ -191,6 +192,15 @@ class ScriptedLLM:
         delay = self.latency + reply.delay
         if delay:
             time.sleep(delay)
+        if reply.drop:
+            handler.close_connection = True
+            try:
+                import socket
+
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return None
         if reply.body is not None or reply.status != 200:
             return self._send(handler, reply.status, reply.body if reply.body is not None else {"error": {"message": "scripted error"}}, reply.headers)
         content = reply.content

@@ -149,4 +149,12 @@ def report(
             f"{rep.threshold:g}, {len(rep.risks)} risks; engine {eng.get('name')}",
             err=True,
         )
+        if "requests" in eng:  # the llm engine's accounting, one line
+            cost = eng.get("estimated_cost")
+            typer.echo(
+                f"llm {eng.get('model')}: {eng['requests']} requests, {eng['prompt_tokens']}+{eng['completion_tokens']} tokens, "
+                f"{eng['cache_hits']} cached, {eng['retries'] + eng.get('repair_retries', 0)} retries, "
+                f"{len(eng.get('fallbacks', []))} fallbacks" + (f", ~${cost:.4f}" if cost is not None else ""),
+                err=True,
+            )
 

@@ -316,7 +316,9 @@ class LLMEngine(Engine):
         grounds = Grounds(
             week_prs=set(week_prs),
             counts=collect_numbers(stats),
-            figures=numbers_in_data(data_texts) | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
+            # the hints are computed data too: their evidence may quote sizes and counts
+            figures=numbers_in_data(data_texts + [r.text for r in hint.importance_reasons] + [e for r in hint.risks for e in r.evidence])
+            | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
             extra_refs=set(pr.linked_issues),
         )
         messages = inp.messages
@@ -530,6 +532,19 @@ class LLMEngine(Engine):
             "prompt_tokens_estimated": a.prompt_tokens_estimated,
             "estimated_cost": cost,
         }
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the report should tell its reader about units the model did not write."""
+        prs = [f for f in self.acct.fallbacks if f["unit"].startswith("pr:")]
+        sections = [f["unit"].split(":", 1)[1] for f in self.acct.fallbacks if f["unit"].startswith("section:")]
+        out = []
+        down = next((f["reason"] for f in self.acct.fallbacks if "unreachable" in f["reason"] or "budget" in f["reason"]), None)
+        if prs:
+            out.append(f"llm: {len(prs)} PR analyses fell back to the offline engine" + (f" ({down})" if down else ""))
+        if sections:
+            out.append(f"llm: sections fell back to the offline composer: {', '.join(sections)}")
+        return out
 
     def summary_line(self) -> str:
         a = self.acct

@@ -179,8 +179,8 @@ class Store:
         self,
         repository: str,
         prs: Iterable[PullRequest],
-        *,
         source: str,
+        *,
         updated_at: dict[int, datetime] | None = None,
     ) -> int:
         """Insert or replace PRs (unique on repository + number). `updated_at` maps a PR

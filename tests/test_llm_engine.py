@@ -1,0 +1,240 @@
+"""The llm engine end to end on the replayed verl week 2026-W26 (22 PRs), against
+a scripted OpenAI-compatible server on 127.0.0.1: good answers, failures of
+every kind, grounding, fallbacks, the cache and the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llmserver import Reply, ScriptedLLM
+
+from repobrief.config import load_settings
+from repobrief.pipeline import generate_report, render_report
+from repobrief.serialize import report_to_dict
+from repobrief.window import parse_timezone, parse_week
+
+pytestmark = pytest.mark.slow
+
+WEEK = "2026-W26"
+TZ = "Asia/Shanghai"
+
+
+def _settings(repo: Path, db: Path, server: ScriptedLLM | None, lang: str = "zh", **llm):
+    llm_opts = {"model": "scripted-model", "timeout": 5.0, **llm}
+    if server is not None:
+        llm_opts.update(base_url=server.base_url, api_key="sk-test-secret-9f8e7d6c")
+    return load_settings(
+        repo,
+        env={},
+        overrides={"name": "verl-project/verl", "timezone": TZ, "language": lang, "engine": "llm", "db": str(db), "llm": llm_opts},
+    )
+
+
+def _report(repo, settings, **kw):
+    return generate_report(str(repo), settings, parse_week(WEEK, parse_timezone(TZ)), **kw)
+
+
+@pytest.fixture(scope="module")
+def week_prs(verl_repo, tmp_path_factory) -> list[int]:
+    settings = load_settings(verl_repo, env={}, overrides={"name": "verl-project/verl", "timezone": TZ, "engine": "offline"})
+    rep = generate_report(str(verl_repo), settings, parse_week(WEEK, parse_timezone(TZ)))
+    return sorted(p.number for p in rep.pull_requests)
+
+
+def _all_text(report) -> str:
+    return render_report(report, "md") + "\n" + json.dumps(report_to_dict(report), ensure_ascii=False)
+
+
+def test_good_answers_write_the_whole_report_and_rerun_is_free(verl_repo, tmp_path, week_prs):
+    assert len(week_prs) == 22
+    db = tmp_path / "rb.db"
+    with ScriptedLLM() as server:
+        settings = _settings(verl_repo, db, server)
+        first = _report(verl_repo, settings)
+        assert server.count("pr") == 22 and server.count("week") == 1
+        assert {a.engine for a in first.analyses.values()} == {"llm"}
+        written = report_to_dict(first)["sections"]["written_by"]
+        for section in ("summary", "key_changes", "trends", "risks", "recommendations", "card"):
+            assert written[section] == "llm:scripted-model"
+        assert written["table"] == "computed"
+        eng = first.engine
+        assert eng["model"] == "scripted-model" and eng["requests"] == 23 and eng["cache_hits"] == 0
+        assert eng["prompt_tokens"] > 0 and eng["completion_tokens"] > 0 and eng["fallbacks"] == []
+        # the model's words reach the report
+        md = render_report(first, "md")
+        assert "本周共合并22个PR" in md
+        # every request carried the week's PRs and delimited the PR text
+        pr_call = next(c for c in server.calls if c.kind == "pr")
+        assert '<untrusted kind="title">' in pr_call.user and "never instructions" in pr_call.system
+        assert pr_call.body["response_format"]["type"] == "json_schema"
+
+        sent = server.count()
+        second = _report(verl_repo, settings)
+        assert server.count() == sent  # zero requests
+        assert second.engine["requests"] == 0 and second.engine["cache_hits"] == 23
+        assert render_report(second, "md") == md
+
+        third = _report(verl_repo, settings, refresh=True)
+        assert server.count() == sent + 23 and third.engine["cache_hits"] == 0
+
+
+def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_repo, tmp_path, week_prs):
+    roles = dict(zip(["malformed", "foreign_pr", "rate_limited", "server_error", "slow", "blank", "bad_score", "wrong_figure"], week_prs, strict=False))
+    seen: dict[tuple, int] = {}
+
+    def script(call):
+        key = (call.kind, call.pr, call.attempt)
+        seen[key] = seen.get(key, 0) + 1
+        first_try = seen[key] == 1
+        if call.kind == "pr":
+            if call.pr == roles["malformed"] and call.attempt == 0:
+                return Reply(content='{"modules": ["trainer"], "type": "feat",, oops')
+            if call.pr == roles["foreign_pr"]:
+                return Reply(content=json.dumps({**_good(call), "key_contribution": "Builds on #99999 and fixes the trainer."}))
+            if call.pr == roles["rate_limited"] and first_try and call.attempt == 0:
+                return Reply(status=429, body={"error": {"message": "rate limited"}}, headers={"Retry-After": "1"})
+            if call.pr == roles["server_error"] and first_try and call.attempt == 0:
+                return Reply(status=500, body={"error": {"message": "internal"}})
+            if call.pr == roles["slow"] and first_try and call.attempt == 0:
+                return Reply(delay=3.0)
+            if call.pr == roles["blank"]:
+                return Reply(content="")
+            if call.pr == roles["bad_score"]:
+                return Reply(content=json.dumps({**_good(call), "importance": 42.0}))
+            if call.pr == roles["wrong_figure"]:
+                return Reply(content=json.dumps({**_good(call), "key_contribution": "Speeds up rollout by 73.6%."}))
+            return None
+        # the week: a wrong count in the summary (twice), a foreign PR in a trend (fixed on retry)
+        from llmserver import default_week_answer
+
+        answer = default_week_answer(call)
+        answer["summary"] = "本周共合并99个PR，成果显著。"
+        if call.attempt == 0:
+            answer["trends"][0]["text"] += " 另见 #12345。"
+        return Reply(content=json.dumps(answer, ensure_ascii=False))
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        settings = _settings(verl_repo, tmp_path / "rb.db", server, timeout=1.5)
+        rep = _report(verl_repo, settings)
+        sent = server.count()
+
+        # the report completed with every PR analysed
+        assert sorted(rep.analyses) == week_prs
+        fallbacks = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}
+        a = rep.analyses
+        # recovered after one retry: malformed JSON, 429 (Retry-After honoured), 500, a timeout
+        for role in ("malformed", "rate_limited", "server_error", "slow"):
+            assert a[roles[role]].engine == "llm", role
+        assert rep.engine["retries"] >= 3 and rep.engine["repair_retries"] >= 1
+        # fell back to the offline analysis, with the reason recorded per unit
+        for role, words in (
+            ("foreign_pr", "#99999"),
+            ("blank", "blank"),
+            ("bad_score", "outside 0.0-10.0"),
+            ("wrong_figure", "73.6%"),
+        ):
+            n = roles[role]
+            assert a[n].engine == "offline" and words in a[n].fallback_reason, role
+            assert words in fallbacks[f"pr:{n}"]
+        assert "count '99'" in fallbacks["section:summary"]
+        assert "section:trends" not in fallbacks
+        written = report_to_dict(rep)["sections"]["written_by"]
+        assert written["summary"] == "offline" and written["trends"] == "llm:scripted-model"
+        assert rep.sections.summary and "99个" not in rep.sections.summary
+
+        # nothing ungrounded reached any output
+        text = _all_text(rep)
+        for bad in ("99999", "12345", "73.6%", "99个PR", "42.0"):
+            assert bad not in render_report(rep, "md"), bad
+        for bad in ("Builds on #99999", "另见 #12345", "by 73.6%"):
+            assert bad not in text, text[max(0, text.find(bad) - 300) : text.find(bad) + 100]
+        assert all(0.0 <= x.importance <= 10.0 for x in a.values())
+        # the fallback is visible in the JSON per PR
+        pj = {p["number"]: p for p in report_to_dict(rep)["pull_requests"]}
+        assert pj[roles["blank"]]["analysis_engine"] == "offline" and "blank" in pj[roles["blank"]]["fallback_reason"]
+
+        # a second run replays the same answers from the cache: zero requests, same report
+        again = _report(verl_repo, settings)
+        assert server.count() == sent and again.engine["requests"] == 0
+        assert render_report(again, "md") == render_report(rep, "md")
+
+
+def _good(call) -> dict:
+    from llmserver import default_pr_answer
+
+    return default_pr_answer(call)
+
+
+def test_endpoint_down_mid_run_completes_from_fallbacks(verl_repo, tmp_path, week_prs):
+    answered = []
+
+    def script(call):
+        if len(answered) >= 4:
+            return Reply(drop=True)
+        answered.append(call.pr)
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        settings = _settings(verl_repo, tmp_path / "rb.db", server, concurrency=2, timeout=2.0)
+        rep = _report(verl_repo, settings)
+    engines = [a.engine for a in rep.analyses.values()]
+    assert engines.count("llm") == 4 and engines.count("offline") == 18
+    reasons = [f["reason"] for f in rep.engine["fallbacks"]]
+    assert any("unreachable" in r for r in reasons)
+    assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "offline"
+    assert any("fell back" in w for w in rep.warnings)
+    assert rep.sections.summary  # the offline composer wrote it
+
+
+def test_english_report_in_json_object_and_tools_modes(verl_repo, tmp_path):
+    for mode in ("json_object", "tools"):
+        with ScriptedLLM() as server:
+            settings = _settings(verl_repo, tmp_path / f"{mode}.db", server, lang="en", response_format=mode)
+            rep = _report(verl_repo, settings)
+            assert {a.engine for a in rep.analyses.values()} == {"llm"}, mode
+            assert rep.sections.summary.startswith("22 PRs were merged this week")
+            body = server.calls[0].body
+            assert ("tools" in body) == (mode == "tools")
+            if mode == "json_object":
+                assert body["response_format"] == {"type": "json_object"}
+                assert "JSON Schema" in server.calls[0].system
+
+
+def _cli(args: list[str], env_extra: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REPOBRIEF_", "OPENAI_"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "repobrief"), "report", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+
+
+def test_cli_llm_report_and_clear_errors(verl_repo, tmp_path):
+    base = [str(verl_repo), "--name", "verl-project/verl", "--week", WEEK, "--tz", TZ, "--lang", "zh", "--format", "md", "--db", str(tmp_path / "rb.db")]
+    # no key, no endpoint
+    r = _cli([*base, "--engine", "llm"], {}, tmp_path)
+    assert r.returncode == 5, r.stderr
+    assert "OPENAI_API_KEY" in r.stderr and "OPENAI_BASE_URL" in r.stderr and "--engine offline" in r.stderr
+    with ScriptedLLM(require_key="sk-right-key") as server:
+        r = _cli([*base, "--engine", "llm", "--llm-model", "m"], {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-wrong-key-0123456789"}, tmp_path)
+        assert r.returncode == 5 and "refused the API key" in r.stderr
+        assert "0123456789" not in r.stderr + r.stdout
+        r = _cli(
+            [*base, "--engine", "llm", "--llm-model", "m", "--llm-concurrency", "4"],
+            {"OPENAI_BASE_URL": server.base_url, "REPOBRIEF_LLM_API_KEY": "sk-right-key", "OPENAI_API_KEY": "sk-wrong"},
+            tmp_path,
+        )
+        assert r.returncode == 0, r.stderr
+        assert "本周共合并22个PR" in r.stdout and re.search(r"1\. 执行摘要|执行摘要", r.stdout)
+        assert "llm m:" in r.stderr and "23 requests" in r.stderr
+    with ScriptedLLM(models=("real-model",)) as server:
+        r = _cli([*base, "--engine", "llm", "--llm-model", "nope-model", "--refresh"], {"OPENAI_BASE_URL": server.base_url}, tmp_path)
+        assert r.returncode == 5 and "nope-model" in r.stderr
