@@ -174,7 +174,8 @@ def _write(path: Path, text: str) -> Path:
 def _read_manifest(out: Path) -> dict:
     path = out / MANIFEST
     if not path.exists():
-        if any(out.iterdir()):
+        # Hidden entries (a gh-pages checkout's .git, .nojekyll) do not make a folder "used".
+        if any(not p.name.startswith(".") for p in out.iterdir()):
             raise UsageError(
                 f"--out {str(out)!r} is not empty and has no {MANIFEST}; it is not a repobrief site",
                 "give an empty or new folder, or the folder of an earlier `repobrief site` run",
