@@ -62,7 +62,9 @@ def web_host(api_url: str) -> str:
 def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | None = None) -> Token:
     env = dict(os.environ) if env is None else env
     if configured:
-        return Token(configured.strip(), "config")
+        # the config loader copies GITHUB_TOKEN/GH_TOKEN into github.token: name the real origin
+        origin = next((v for v in ("GITHUB_TOKEN", "GH_TOKEN") if env.get(v, "").strip() == configured.strip()), "config")
+        return Token(configured.strip(), origin)
     for var in ("GITHUB_TOKEN", "GH_TOKEN"):
         if env.get(var, "").strip():
             return Token(env[var].strip(), var)

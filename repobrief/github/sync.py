@@ -41,6 +41,7 @@ class SyncResult:
     pages: int = 0
     resumed: bool = False
     numbers: list[int] = field(default_factory=list)  # PRs written, in order
+    seen: set[int] = field(default_factory=set, repr=False)  # PRs this run has looked at
 
     def summary(self) -> str:
         text = f"{self.repository}: {self.new} new, {self.updated} updated, {self.unchanged} unchanged"
@@ -123,8 +124,10 @@ def sync_repository(
     result.since = merged_from
 
     pending = {"since": merged_from.isoformat(), "started": run_start.isoformat(), "low": low.isoformat() if low else None}
+    # the checkpoint is written after the first page is stored, so that a sync
+    # that fails at once (bad token, no network) leaves the sync state as it was
     extra["pending"] = pending
-    store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra, last_synced_at=state.last_synced_at if state else None)
+    last_synced = state.last_synced_at if state else None
 
     cursor: str | None = None
     while True:
@@ -150,7 +153,7 @@ def sync_repository(
             cursor = None
             low = page_max
         pending["low"] = low.isoformat() if low else None
-        store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra)
+        store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra, last_synced_at=last_synced)
         if on_page is not None:
             on_page(result)
 
@@ -168,6 +171,9 @@ def _save(store, repo: str, page: list[Fetched], known: dict, result: SyncResult
     """Upsert the PRs of a page that are new or changed; count what was skipped."""
     changed = []
     for f in page:
+        if f.pr.number in result.seen and known.get(f.pr.number) == f.updated_at:
+            continue  # the boundary PR that starts the next page: already counted
+        result.seen.add(f.pr.number)
         before = known.get(f.pr.number, _ABSENT)
         if before is _ABSENT:
             result.new += 1

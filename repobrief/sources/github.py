@@ -85,7 +85,10 @@ class GitHubSource(Source):
 
             url = normalize_api_url(self.settings.github.url)
             token = resolve_token(self.settings.github.token, url)
-            self._client = GitHubClient(token, url, on_wait=self._on_wait)
+            gh = self.settings.github
+            self._client = GitHubClient(
+                token, url, on_wait=self._on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait
+            )
             self._fetcher = PullRequestFetcher(self._client, self.repository, search_cap=self._search_cap or SEARCH_CAP)
         return self._fetcher
 

@@ -1,0 +1,80 @@
+"""`repobrief sync`: copy a GitHub repository's merged pull requests (with labels,
+reviews and discussion) into the store, incrementally, so that reports can be
+written from the store with `--offline`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..errors import UsageError
+from . import app
+
+
+@app.command(no_args_is_help=True)
+def sync(
+    target: str = typer.Argument(..., help="github:OWNER/REPO"),
+    since: str = typer.Option(None, "--since", help="Sync PRs merged on or after this date (YYYY-MM-DD); default: the last sync's."),
+    tz: str = typer.Option(None, "--tz", help="IANA time zone --since is read in (default: config, else UTC)."),
+    db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
+    github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3)."),
+    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml found above the current folder)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and rate-limit waits on stderr."),
+) -> None:
+    """Fetch what is new or updated since the last sync; safe to interrupt and run again."""
+    from datetime import datetime, time
+
+    from ..config import load_settings
+    from ..github.auth import normalize_api_url, resolve_token
+    from ..github.client import GitHubClient
+    from ..github.pulls import PullRequestFetcher
+    from ..github.sync import SOURCE, sync_repository
+    from ..sources.github import parse_repository
+    from ..store import open_store
+    from ..window import parse_date, parse_timezone
+
+    if not target.startswith("github:") and target.count("/") != 1:
+        raise UsageError(f"invalid sync target {target!r}; expected github:OWNER/REPO")
+    repository = parse_repository(target)
+    overrides = {"timezone": tz, "db": db, "github": {"url": github_url} if github_url else {}}
+    settings = load_settings(Path.cwd(), config_file=config, overrides=overrides)
+    zone = parse_timezone(tz or settings.timezone or "UTC")
+    url = normalize_api_url(settings.github.url)
+
+    def on_wait(message: str, seconds: float) -> None:
+        typer.echo(message, err=True)  # always shown: a silent pause looks like a hang
+
+    with open_store(settings.db or None) as store:
+        if since is not None:
+            start = datetime.combine(parse_date(since, "--since"), time(0), zone)
+        else:
+            state = store.get_sync_state(repository, SOURCE)
+            first = (state.extra or {}).get("since") if state else None
+            pending = (state.extra or {}).get("pending") if state else None
+            first = first or (pending or {}).get("since")
+            if not first:
+                raise UsageError(
+                    f"{repository} has not been synced into {store.display} yet: give --since",
+                    f"e.g. repobrief sync github:{repository} --since 2026-06-01",
+                )
+            start = datetime.fromisoformat(first)
+        token = resolve_token(settings.github.token, url)
+        gh = settings.github
+        with GitHubClient(token, url, on_wait=on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait) as client:
+            fetcher = PullRequestFetcher(client, repository)
+
+            def on_page(result) -> None:
+                if not quiet:
+                    typer.echo(f"  {len(result.numbers)} PRs stored so far ({client.stats.summary()})", err=True)
+
+            try:
+                result = sync_repository(fetcher, store, start, on_page=on_page)
+            except KeyboardInterrupt:
+                typer.echo(
+                    f"interrupted; what was fetched is stored in {store.display}. Run the same command to continue.",
+                    err=True,
+                )
+                raise SystemExit(130) from None
+        if not quiet:
+            typer.echo(f"{result.summary()}; {client.stats.summary()}; store {store.display}")

@@ -1,0 +1,89 @@
+"""`repobrief sync` as a user runs it: a real process, a real SQLite file, the
+token from the environment, the local GitHub-compatible server as the API."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime
+
+import pytest
+from github_support import SHANGHAI, TOKEN, serve, verl
+from githubserver import FakeGitHub
+
+SINCE = datetime(2026, 6, 15, tzinfo=SHANGHAI)
+UNTIL = datetime(2026, 7, 6, tzinfo=SHANGHAI)
+
+
+def run(args: list[str], tmp_path, token: str | None = TOKEN) -> subprocess.CompletedProcess:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "REPOBRIEF_GITHUB_BACKOFF": "0.01",  # retries in milliseconds, not seconds
+    }
+    if token is not None:
+        env["GITHUB_TOKEN"] = token
+    return subprocess.run(
+        [sys.executable, "-c", "from repobrief.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+
+
+@pytest.fixture()
+def server():
+    with serve(FakeGitHub(tokens={TOKEN: "repo"}), verl(SINCE, UNTIL)) as s:
+        yield s
+
+
+def test_sync_then_resync_from_the_command_line(server, tmp_path):
+    db = tmp_path / "store.db"
+    first = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--tz", "Asia/Shanghai", "--db", str(db), "--github-url", server.url], tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("verl-project/verl: 69 new, 0 updated, 0 unchanged; 3 requests,")
+    assert "GraphQL points" in first.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*), count(DISTINCT number) FROM pull_requests").fetchone() == (69, 69)
+
+    again = run(["sync", "github:verl-project/verl", "--db", str(db), "--github-url", server.url], tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "0 new, 0 updated" in again.stdout and "; 1 request," in again.stdout
+
+
+def test_sync_errors_are_clear_and_exit_non_zero(server, tmp_path):
+    db = tmp_path / "store.db"
+    bad = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(db), "--github-url", server.url], tmp_path, token="ghp_NotTheRightOne")
+    assert bad.returncode == 4
+    assert "error: GitHub at" in bad.stderr and "rejected the token from GITHUB_TOKEN" in bad.stderr
+    assert "ghp_NotTheRightOne" not in bad.stderr + bad.stdout
+
+    first_without_since = run(["sync", "github:verl-project/verl", "--db", str(db), "--github-url", server.url], tmp_path)
+    assert first_without_since.returncode == 2 and "give --since" in first_without_since.stderr
+
+    no_token = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(db), "--github-url", server.url], tmp_path, token=None)
+    assert no_token.returncode == 4 and "no GitHub token found" in no_token.stderr
+
+    bad_date = run(["sync", "github:verl-project/verl", "--since", "June", "--db", str(db)], tmp_path)
+    assert bad_date.returncode == 2 and "YYYY-MM-DD" in bad_date.stderr
+
+
+def test_interrupted_command_resumes(server, tmp_path):
+    db = tmp_path / "store.db"
+    server.fail_from = (2, 503)  # the first page arrives, then GitHub goes down
+    down = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--tz", "Asia/Shanghai", "--db", str(db), "--github-url", server.url], tmp_path)
+    assert down.returncode == 4 and "kept failing (503" in down.stderr
+    assert "GitHub answered 503; retrying" in down.stderr  # waits are announced
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT count(*) FROM pull_requests").fetchone()[0]
+    assert stored == 25
+    server.fail_from, server.down = None, None
+    up = run(["sync", "github:verl-project/verl", "--db", str(db), "--github-url", server.url], tmp_path)
+    assert up.returncode == 0, up.stderr
+    assert "resumed an interrupted sync" in up.stdout and "44 new" in up.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*), count(DISTINCT number) FROM pull_requests").fetchone() == (69, 69)
