@@ -72,12 +72,12 @@ def generate_report(
         store = open_store_for(settings)
     source = source_cls(location, settings, store=store, offline=offline)
     try:
-        return _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now)
+        return _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now, offline)
     finally:
         source.close()
 
 
-def _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now) -> Report:
+def _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now, offline=False) -> Report:
     # OWNER/REPO from the flag or config, else the origin remote, else the folder name.
     repository = settings.name or source.repository_name() or "repository"
     cat = catalog(settings.language)
@@ -93,8 +93,12 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
     if progress:
         progress("read", len(week_prs), len(week_prs))
     if enrich_github and week_prs:
-        gh = SOURCES.get("github")(enrich_github, settings, store=store)
-        gh.enrich(week_prs)
+        gh = SOURCES.get("github")(enrich_github, settings, store=store, offline=offline)
+        try:
+            gh.enrich(week_prs)
+        finally:
+            gh.close()
+        source.warnings.extend(gh.warnings)
 
     classified = {p.number: classify(p, settings, project) for p in week_prs}
     history: list[WeekSample] = []
@@ -169,7 +173,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         warnings=list(source.warnings) + list(getattr(engine, "warnings", [])),
         generated_at=(now or datetime.now(timezone.utc)).replace(microsecond=0),
     )
-    if store is not None:
+    if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
         store.save_pull_requests(repository, week_prs, type(source).__name__)
     return report
 

@@ -96,8 +96,9 @@ def replay_history(
             side = mark
             m = _PR_MERGE.match(subject)
             author = dict(row["author"])
-            if m:
+            if m:  # the feature branch is the contributor's, not the merger's
                 author["name"] = m.group(1)
+                author["email"] = f"{m.group(1)}@users.noreply.github.com"
             out.append(b"commit refs/heads/pr-branch\nmark :%d\n" % side)
             out.append(b"author " + _ident(author) + b"\n")
             out.append(b"committer " + _ident(author) + b"\n")

@@ -49,6 +49,7 @@ class Classified:
     breaking: bool
     terms: set[str] = field(default_factory=set)
     minor_only: bool = False  # only docs / tests / CI / examples
+    title_terms: set[str] = field(default_factory=set)  # terms the title itself names
 
 
 def _canon_tag(tag: str) -> str:
@@ -136,12 +137,13 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     elif ptype in ("chore", "other") and from_files in ("docs", "ci", "test", "deps"):
         ptype = from_files
     minor_only = bool(pr.files) and all(fk.is_minor(f.path) for f in pr.files)
-    terms = title_terms(parsed.description)
-    terms.update(modules)
+    named = title_terms(parsed.description) | set(modules)
+    terms = set(named)
     for f in pr.files[:200]:
         for part in f.path.split("/")[:-1]:
             p = part.lower()
             if p not in _GENERIC_DIRS and p != project and len(p) > 1 and not p.startswith("."):
                 terms.add(TERM_SYNONYMS.get(p, p))
     breaking = parsed.breaking
-    return Classified(parsed=parsed, modules=modules, type=ptype, breaking=breaking, terms=terms, minor_only=minor_only)
+    return Classified(parsed=parsed, modules=modules, type=ptype, breaking=breaking, terms=terms, minor_only=minor_only,
+                      title_terms=named)

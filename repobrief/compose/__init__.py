@@ -40,11 +40,15 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
 # --------------------------------------------------------------------------- pieces
 
 
-def why_clause(cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0) -> str:
+def why_clause(
+    cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None
+) -> str:
     """Why a PR matters, from its strongest importance terms (size only when it is
-    near the top of the repository's recent PRs)."""
+    near the top of the repository's recent PRs). Codes in `used` (said already for
+    an earlier PR) come last, so a list of changes does not repeat one reason."""
     parts: list[str] = []
-    terms = sorted(a.importance_reasons, key=lambda r: -r.points)
+    used = used if used is not None else set()
+    terms = sorted(a.importance_reasons, key=lambda r: (r.code.split(":", 1)[0] in used, -r.points))
     for r in terms:
         code = r.code.split(":", 1)[0]
         if code == "type":
@@ -56,6 +60,7 @@ def why_clause(cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, siz
         text = _why(cat, code, pr, a, r.text)
         if text and text not in parts:
             parts.append(text)
+            used.add(code)
         if len(parts) >= limit:
             break
     if not parts:
@@ -132,9 +137,10 @@ def summary(facts: WeekFacts) -> str:
     ranked = facts.ranked()
     notable = [p for p in ranked if not facts.analyses[p.number].breaking][:3]
     breaking = [p for p in ranked if facts.analyses[p.number].breaking]
+    used: set[str] = set()
     changes = [
         cat.t("summary.change", gist=facts.analyses[p.number].gist, number=p.number,
-              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max))
+              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max, used=used))
         for p in notable
     ]
     if changes:
@@ -211,7 +217,7 @@ def trends(facts: WeekFacts) -> list[Item]:
         else:
             comparison = cat.t("trends.compare", previous=t.previous, weeks=t.history_weeks, mean=_mean(t.baseline_mean))
         examples = []
-        for n in sorted(t.prs, key=lambda n: -facts.analyses[n].importance)[:3]:
+        for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n), -facts.analyses[n].importance))[:3]:
             examples.append(f"{facts.analyses[n].gist}（#{n}）" if cat.lang == "zh" else f"{facts.analyses[n].gist} (#{n})")
         head = cat.t("trends.counts", count=t.count, comparison=comparison)
         sep = "，" if cat.lang == "zh" else ", "
@@ -220,19 +226,31 @@ def trends(facts: WeekFacts) -> list[Item]:
     return items
 
 
+def _named_by(facts: WeekFacts, t: Theme, number: int) -> bool:
+    """Whether the PR's title or tags name the theme (better examples than a PR that
+    only touches a file in its folder)."""
+    a = facts.analyses[number]
+    kind, _, key = t.key.partition(":")
+    if kind == "type":
+        return a.type == key
+    pr = facts.pr(number)
+    words = pr.title.lower() if pr else ""
+    return key in a.modules or key in words or t.name.lower() in words
+
+
 def _mean(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x else "0"
 
 
 def _trend_outlook(cat: Catalog, t: Theme) -> str:
     kind, _, key = t.key.partition(":")
+    high = t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1
+    low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
         return cat.get("trends", f"type_{key}") or cat.t("trends.steady")
-    if kind == "discovered" or kind == "term":
-        return cat.t("trends.discovered")
-    if t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1:
-        return cat.t("trends.up")
-    if t.history_weeks and t.count < t.baseline_mean * 0.75:
+    if high:
+        return cat.t("trends.discovered") if kind == "term" else cat.t("trends.up")
+    if low:
         return cat.t("trends.down")
     return cat.t("trends.steady")
 
@@ -281,7 +299,8 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         files = sorted({f.path for p in prs for f in p.files if fk.is_dependency(f.path)})
         if files:
             more = len(files) - 3
-            return cat.t("detail.files", files=cat.join(files[:3])) + (cat.t("risk_text.more", count=more, total=len(files)) if more > 0 else "")
+            shown = cat.t("list.pr_sep").join(files[:3])
+            return cat.t("detail.files", files=shown) + (cat.t("risk_text.more", count=more, total=len(files)) if more > 0 else "")
         return cat.join(_gists(facts, r.prs))
     if r.kind in ("version_mismatch", "unresolved_threads", "no_review"):
         return sep.join(e.rstrip(".") for e in r.evidence[:3])

@@ -22,6 +22,20 @@ def gist_of(description: str) -> str:
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
 
 
+def _short(sentence: str, limit: int = 110) -> str:
+    """A table-cell version of a sentence: its first clause when it is long."""
+    s = sentence.rstrip(". ")
+    if len(s) <= limit:
+        return s
+    for sep in (" — ", "; ", ", ", " ("):
+        i = s.find(sep, 40)
+        while 0 < i <= limit:
+            if s.count("(", 0, i) == s.count(")", 0, i):  # not inside parentheses
+                return s[:i]
+            i = s.find(sep, i + 1)
+    return s[: limit - 1].rstrip() + "…"
+
+
 class OfflineEngine(Engine):
     name = "offline"
     needs_store = False
@@ -37,10 +51,9 @@ class OfflineEngine(Engine):
         breaking = c.breaking or bool(body.breaking_note)
         gist = gist_of(c.parsed.description)
         cat = catalog(ctx.lang)
-        what = first_sentence(body.what, 140)
-        # The body's first sentence says more than the title, unless it only repeats it
-        # or is too long for a table cell.
-        text = what.rstrip(".") if what and len(gist) + 10 < len(what) <= 140 else gist
+        what = _short(first_sentence(body.what, 400))
+        # The body's first sentence says more than the title, unless it only repeats it.
+        text = what if what and len(gist) + 10 < len(what) else gist
         if breaking:
             kc = cat.t("contribution.breaking", text=text)
         else:

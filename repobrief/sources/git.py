@@ -202,7 +202,46 @@ class GitSource(Source):
         self._commits = commits
         self._numstat_done.clear()  # the new records carry no line counts yet
         self._loaded_since = since
+        for merge in self._incomplete_branch_merges():
+            self._read_side(merge)
         self._classify()
+
+    def _mainline(self) -> list[_RawCommit]:
+        """The default branch's first-parent line, oldest first, as far as it was read."""
+        line: list[_RawCommit] = []
+        sha: str | None = self.tip
+        while sha and sha in self._commits:
+            c = self._commits[sha]
+            line.append(c)
+            sha = c.parents[0] if c.parents else None
+        line.reverse()
+        return line
+
+    def _incomplete_branch_merges(self) -> list[_RawCommit]:
+        """Branch merges whose side line reaches past what the structure pass read:
+        a PR merged into `stable` long before `stable` was merged into main."""
+        out = []
+        mainline = self._mainline()
+        on_main = {c.sha for c in mainline}
+        for c in mainline:
+            if len(c.parents) < 2 or not _BRANCH_MERGE.match(c.subject):
+                continue
+            s: str | None = c.parents[1]
+            while s and s in self._commits and s not in on_main:
+                p = self._commits[s].parents
+                s = p[0] if p else None
+            if s and s not in self._commits:
+                out.append(c)
+        return out
+
+    def _read_side(self, merge: _RawCommit) -> None:
+        """Read the side line of one branch merge in full (`p2 ^p1`), rarely needed."""
+        args = ["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", "--no-color",
+                "--encoding=UTF-8", f"--format={_FORMAT}", merge.parents[1], f"^{merge.parents[0]}"]
+        for rec in self._stream(args):
+            c = _parse_record(rec)
+            if c is not None:
+                self._commits.setdefault(c.sha, c)
 
     def _ensure_numstat(self, changes: list[PullRequest | Commit]) -> None:
         """Fill in added/deleted line counts, one `git log --no-walk --stdin` for all."""
@@ -228,13 +267,7 @@ class GitSource(Source):
 
     def _classify(self) -> None:
         """Walk the first-parent line oldest first and turn commits into PRs and direct commits."""
-        mainline: list[_RawCommit] = []
-        sha: str | None = self.tip
-        while sha and sha in self._commits:
-            c = self._commits[sha]
-            mainline.append(c)
-            sha = c.parents[0] if c.parents else None
-        mainline.reverse()
+        mainline = self._mainline()
         claimed = {c.sha for c in mainline}
         seen_prs: set[int] = set()
         by_sha: dict[str, int] = {}

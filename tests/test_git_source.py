@@ -1,0 +1,165 @@
+"""The git source on small synthetic repositories shaped like real projects."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import timedelta
+
+import pytest
+from gitrepo import GitRepoBuilder, git
+
+from repobrief.errors import SourceError
+from repobrief.sources.git import GitSource, parse_remote
+from repobrief.window import parse_timezone, parse_week
+
+UTC = parse_timezone("UTC")
+W10 = parse_week("2026-W10", UTC)  # 2026-03-02 .. 2026-03-09
+
+
+def _numbers(source, window=W10):
+    return [p.number for p in source.iter_pull_requests(window)]
+
+
+@pytest.fixture
+def flask_like(tmp_path):
+    """main with squash and merge-commit PRs, a `stable` branch whose PRs reach main
+    through `Merge branch 'stable'`, a revert, and a direct commit."""
+    b = GitRepoBuilder(tmp_path / "flask_like")
+    b.commit("initial", "2026-02-01T10:00:00+00:00", {"src/app.py": b.lines(20), "README.md": "hello\n"})
+    b.checkout("stable", create_from="main")
+    # A PR merged into stable in an earlier week ...
+    b.checkout("fix-session", create_from="stable")
+    b.commit("fix session cookie", "2026-02-20T10:00:00+00:00", {"src/sessions.py": b.lines(7)}, author="carol")
+    b.checkout("stable")
+    b.merge("fix-session", "Merge pull request #501 from carol/fix-session\n\nfix session cookie domain", "2026-02-21T10:00:00+00:00")
+    # ... and a squash PR on stable.
+    b.commit("update docs for 3.1 (#502)", "2026-03-03T09:00:00+00:00", {"docs/changes.rst": b.lines(4)}, author="dave")
+    b.checkout("main")
+    b.commit("add async views (#510)", "2026-03-02T12:00:00+00:00", {"src/views.py": b.lines(30), "tests/test_views.py": b.lines(10)}, author="alice")
+    b.checkout("feature", create_from="main")
+    b.commit("wip", "2026-03-03T08:00:00+00:00", {"src/json.py": b.lines(12)}, author="bob")
+    b.checkout("main")
+    b.merge("feature", "Merge pull request #511 from bob/feature\n\nadd JSON provider hooks\n\nLonger description.", "2026-03-04T12:00:00+00:00")
+    b.commit("fix typo in readme", "2026-03-04T13:00:00+00:00", {"README.md": "hello world\n"}, author="erin")
+    b.merge("stable", "Merge branch 'stable'", "2026-03-05T12:00:00+00:00")
+    b.commit('Revert "add async views (#510)"\n\nThis reverts commit deadbeef.', "2026-03-06T12:00:00+00:00", {"src/views.py": None}, author="alice")
+    b.commit('Revert "add JSON provider hooks" (#512)', "2026-03-06T13:00:00+00:00", {"src/json.py": None}, author="bob")
+    b.commit("next week (#520)", "2026-03-10T12:00:00+00:00", {"src/next.py": b.lines(3)})
+    return b.path
+
+
+def test_squash_merge_and_stable_branch_prs_are_found(flask_like):
+    src = GitSource(str(flask_like))
+    prs = {p.number: p for p in src.iter_pull_requests(W10)}
+    # #501 was merged into stable in February but reached main this week.
+    assert sorted(prs) == [501, 502, 510, 511, 512]
+    assert prs[511].title == "add JSON provider hooks"
+    assert prs[511].body == "Longer description."
+    assert prs[511].via == "merge"
+    assert prs[511].author == "bob"
+    assert prs[501].via == "branch:stable" and prs[502].via == "branch:stable"
+    assert prs[501].merged_at.date().isoformat() == "2026-03-05"  # when it reached main
+    assert {f.path for f in prs[511].files} == {"src/json.py"}
+    assert prs[511].lines_added == 12 and prs[510].lines_added == 40
+    assert 520 not in prs  # next week
+
+
+def test_direct_commits_and_reverts(flask_like):
+    src = GitSource(str(flask_like))
+    prs = {p.number: p for p in src.iter_pull_requests(W10)}
+    direct = src.direct_commits(W10)
+    subjects = [c.subject for c in direct]
+    assert "fix typo in readme" in subjects
+    assert "Merge branch 'stable'" not in subjects  # a branch merge is not a direct commit
+    revert = next(c for c in direct if c.subject.startswith("Revert"))
+    assert revert.reverts == 510
+    assert prs[512].reverts is None  # its title names no PR number, its body no known sha
+    assert direct[0].files[0].deleted is not None
+
+
+def test_window_boundaries_use_the_time_zone(tmp_path):
+    b = GitRepoBuilder(tmp_path / "tz")
+    # Sunday 23:30 in Shanghai is still Sunday there, but Sunday 15:30 UTC.
+    b.commit("a (#1)", "2026-03-08T23:30:00+08:00", {"a.py": "a\n"})
+    b.commit("b (#2)", "2026-03-09T00:30:00+08:00", {"b.py": "b\n"})
+    sh = parse_timezone("Asia/Shanghai")
+    src = GitSource(str(b.path))
+    assert _numbers(src, parse_week("2026-W10", sh)) == [1]
+    assert _numbers(src, parse_week("2026-W11", sh)) == [2]
+    assert _numbers(GitSource(str(b.path)), W10) == [1, 2]  # both on Sunday/Monday-1h in UTC
+
+
+def test_remote_names():
+    assert parse_remote("https://github.com/verl-project/verl.git") == ("github.com", "verl-project/verl")
+    assert parse_remote("git@github.com:pallets/flask.git") == ("github.com", "pallets/flask")
+    assert parse_remote("ssh://git@gitlab.example.com:2222/group/sub/proj.git") == ("gitlab.example.com", "sub/proj")
+    assert parse_remote("https://gitee.com/mindspore/mindspore") == ("gitee.com", "mindspore/mindspore")
+
+
+def test_origin_remote_names_the_repository_and_pr_urls(tmp_path):
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("x (#7)", "2026-03-03T10:00:00+00:00", {"x.py": "x\n"})
+    git(b.path, "remote", "add", "origin", "git@gitlab.com:team/proj.git")
+    src = GitSource(str(b.path))
+    assert src.repository_name() == "team/proj"
+    assert next(src.iter_pull_requests(W10)).url == "https://gitlab.com/team/proj/-/merge_requests/7"
+
+
+def test_bad_paths_give_clear_errors(tmp_path):
+    with pytest.raises(SourceError, match="does not exist"):
+        GitSource(str(tmp_path / "missing"))
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(SourceError, match="not a git repository"):
+        GitSource(str(tmp_path / "plain"))
+    git(tmp_path, "init", "-q", "empty")
+    with pytest.raises(SourceError, match="empty"):
+        GitSource(str(tmp_path / "empty"))
+
+
+def test_bare_and_shallow_clones(flask_like, tmp_path):
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(flask_like), str(bare)], check=True)
+    assert _numbers(GitSource(str(bare))) == _numbers(GitSource(str(flask_like)))
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "3", f"file://{flask_like}", str(shallow)], check=True)
+    src = GitSource(str(shallow))
+    assert any("shallow" in w and "--unshallow" in w for w in src.warnings)
+    list(src.iter_pull_requests(W10))  # reads what is there without failing
+
+
+def test_odd_messages_huge_bodies_and_many_files(tmp_path):
+    b = GitRepoBuilder(tmp_path / "odd")
+    b.commit(b"caf\xe9 latin-1 title (#31)\n\nbody \xff\xfe", "2026-03-03T10:00:00+00:00", {"a.py": "a\n"})
+    big_body = "x" * 1_000_000
+    b.commit(f"huge body (#32)\n\n{big_body}", "2026-03-03T11:00:00+00:00", {"b.py": "b\n"})
+    b.commit("ten thousand files (#33)", "2026-03-03T12:00:00+00:00", {f"gen/f{i}.txt": f"{i}\n" for i in range(10_000)})
+    b.commit("[x] <script>alert(1)</script> | pipes **bold** (#34)", "2026-03-03T13:00:00+00:00", {"c.py": "c\n"})
+    prs = {p.number: p for p in GitSource(str(b.path)).iter_pull_requests(W10)}
+    # Git re-encodes the legacy bytes; whatever arrives is valid text.
+    assert prs[31].title.startswith("caf") and prs[31].title.endswith("latin-1 title (#31)")
+    prs[31].body.encode("utf-8")
+    assert len(prs[32].body) == 1_000_000
+    assert len(prs[33].files) == 10_000 and prs[33].lines_added == 10_000
+    assert "<script>" in prs[34].title  # kept verbatim; renderers escape it
+
+
+def test_read_diffs_returns_bounded_config_hunks(tmp_path):
+    b = GitRepoBuilder(tmp_path / "d")
+    b.commit("init", "2026-03-01T10:00:00+00:00", {"conf/trainer.yaml": "sched: cosine\nlr: 1\n", "x.py": "x\n"})
+    b.commit("rename sched (#40)", "2026-03-03T10:00:00+00:00", {"conf/trainer.yaml": "scheduler: cosine\nlr: 1\n", "x.py": "y\n"})
+    src = GitSource(str(b.path))
+    prs = list(src.iter_pull_requests(W10))
+    diffs = src.read_diffs(prs, ["*.yaml"], 10_000)
+    assert "-sched: cosine" in diffs[40] and "+scheduler: cosine" in diffs[40]
+    assert "x.py" not in diffs[40]
+    assert len(src.read_diffs(prs, ["*.yaml"], 20)[40]) == 20
+
+
+def test_history_reads_paths_without_line_counts(flask_like):
+    src = GitSource(str(flask_like))
+    before = parse_week("2026-W10", UTC)
+    wide = type(before)(before.start - timedelta(weeks=6), before.end, UTC, "x")
+    hist = {p.number: p for p in src.history(wide)}
+    assert not hist[511].lines_known and hist[511].files[0].path == "src/json.py"
+    full = {p.number: p for p in src.iter_pull_requests(before)}
+    assert full[511].lines_known and full[511].lines_added == 12

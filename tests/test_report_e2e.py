@@ -1,0 +1,150 @@
+"""End to end on the real histories: the report a user gets from `repobrief report`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from repobrief.cli import main
+
+GOLDEN = Path(__file__).parent / "golden"
+VERL = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai"]
+HEADINGS = {
+    "zh": ["1. 执行摘要", "2. 本周重点变化", "3. 模块与主题趋势", "4. 风险观察", "5. 重点PR速览", "6. 后续建议"],
+    "en": ["1. Executive summary", "2. Key changes", "3. Module and theme trends", "4. Risk observations",
+           "5. PR quick view", "6. Recommendations"],
+}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def verl_json(verl_repo, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    main_args = ["report", str(verl_repo), *VERL, "--lang", "en", "--format", "json,md", "--out", str(out), "-q"]
+    try:
+        main(main_args)
+    except SystemExit as e:
+        assert e.code in (0, None)
+    return json.loads((out / "verl-project__verl-2026-W26.en.json").read_text(encoding="utf-8"))
+
+
+def test_verl_week_json_contract(verl_json):
+    d = verl_json
+    for key in ("schema_version", "repository", "week", "timezone", "range", "stats", "pull_requests", "themes",
+                "risks", "sections", "engine"):
+        assert key in d, key
+    assert d["repository"] == "verl-project/verl" and d["week"] == "2026-W26" and d["timezone"] == "Asia/Shanghai"
+    assert d["range"]["first_day"] == "2026-06-22" and d["range"]["last_day"] == "2026-06-28"
+    assert d["stats"]["merged_prs"] == 22 and len(d["pull_requests"]) == 22
+    for key in ("merged_prs", "direct_commits", "contributors", "first_time_contributors", "lines_added",
+                "lines_deleted", "by_type", "by_module", "by_theme", "week_over_week"):
+        assert key in d["stats"], key
+    numbers = {p["number"] for p in d["pull_requests"]}
+    for p in d["pull_requests"]:
+        for key in ("number", "title", "url", "author", "merged_at", "modules", "type", "themes", "breaking",
+                    "importance", "importance_reasons", "key_contribution", "risks"):
+            assert key in p, key
+        assert 0.0 <= p["importance"] <= 10.0 and round(p["importance"], 1) == p["importance"]
+        assert p["importance_reasons"] and p["url"] == f"https://github.com/verl-project/verl/pull/{p['number']}"
+    # The line counts are exactly git's numstat of the squash commits.
+    assert d["stats"]["lines_added"] + d["stats"]["lines_deleted"] == 7565
+    breaking = [r for r in d["risks"] if r["kind"] == "breaking_change"]
+    assert breaking and 6823 in breaking[0]["prs"] and breaking[0]["severity"] == "high"
+    assert next(p for p in d["pull_requests"] if p["number"] == 6823)["breaking"] is True
+    for r in d["risks"]:
+        assert set(r["prs"]) <= numbers and r["title"] and r["text"] and r["evidence"]
+    for t in d["themes"]:
+        assert t["count"] == len(t["prs"]) and set(t["prs"]) <= numbers
+    assert d["engine"]["name"] == "offline"
+
+
+def test_every_cited_pr_belongs_to_the_week(verl_json):
+    numbers = {p["number"] for p in verl_json["pull_requests"]}
+    text = json.dumps(verl_json["sections"], ensure_ascii=False) + json.dumps(verl_json["card"], ensure_ascii=False)
+    cited = {int(n) for n in re.findall(r"#(\d{3,})", text)}
+    assert cited and cited <= numbers
+
+
+def test_importance_spreads_and_table_follows_threshold(verl_json):
+    scores = sorted((p["importance"] for p in verl_json["pull_requests"]), reverse=True)
+    assert scores[0] >= 7.0 and scores[-1] <= 2.0  # a few high, typo fixes low
+    typo = next(p for p in verl_json["pull_requests"] if p["number"] == 6855)  # "fix typo: clip_cvo_ratio …"
+    assert typo["importance"] < 5.0
+    rows = verl_json["sections"]["table"]["rows"]
+    assert [r["importance"] for r in rows] == sorted((r["importance"] for r in rows), reverse=True)
+    assert all(r["importance"] >= 5.0 for r in rows)
+    assert len(rows) == sum(1 for s in scores if s >= 5.0)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_markdown_report_and_golden(verl_repo, capsys, lang, update_golden):
+    code, out, _ = run(capsys, "report", str(verl_repo), *VERL, "--lang", lang, "--format", "md", "-q")
+    assert code == 0
+    positions = [out.index(h) for h in HEADINGS[lang]]
+    assert positions == sorted(positions)
+    if lang == "zh":
+        assert out.startswith("# verl-project/verl 2026 第26周周报")
+        assert "2026-06-22至2026-06-28" in out and "22个PR" in out
+        assert "（注：按重要性降序排列，仅列出重要性≥5的PR）" in out
+        assert "| PR编号 | 标题要点 | 重要性 | 关键贡献 |" in out
+    else:
+        assert out.startswith("# verl-project/verl weekly report, 2026 week 26")
+        assert "2026-06-22 to 2026-06-28" in out and "merged 22 PRs" in out
+        assert "(Sorted by importance, descending; only PRs with importance ≥ 5 are listed.)" in out
+    assert "#6823" in out.split(HEADINGS[lang][1])[0]  # the summary calls out the breaking change
+    golden = GOLDEN / f"verl-2026-W26.{lang}.md"
+    if update_golden:
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(out, encoding="utf-8")
+    assert golden.exists(), "run `pytest --update-golden` to create the golden files"
+    assert out == golden.read_text(encoding="utf-8"), "report changed; if intended, run `pytest --update-golden`"
+
+
+def test_threshold_flag_changes_the_table(verl_repo, capsys):
+    code, out, _ = run(capsys, "report", str(verl_repo), *VERL, "--lang", "en", "--threshold", "7.5", "-q")
+    assert code == 0 and "importance ≥ 7.5 are listed" in out
+    table = out.split("## 5. PR quick view")[1].split("## 6.")[0]
+    scores = [float(x) for x in re.findall(r"\| (\d+\.\d) \|", table)]
+    assert scores and all(s >= 7.5 for s in scores)
+
+
+def test_empty_week_gives_a_short_valid_report(verl_repo, capsys):
+    code, out, _ = run(capsys, "report", str(verl_repo), "--name", "verl-project/verl", "--week", "2024-W02",
+                       "--tz", "Asia/Shanghai", "--lang", "en", "-q")
+    assert code == 0
+    assert "No pull requests were merged" in out and "## 6. Recommendations" in out
+
+
+def test_flask_merge_commits_and_first_time_contributors(flask_repo, capsys):
+    code, out, _ = run(capsys, "report", str(flask_repo), "--name", "pallets/flask", "--week", "2019-W22",
+                       "--lang", "en", "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert d["stats"]["merged_prs"] == 17
+    prs = {p["number"]: p for p in d["pull_requests"]}
+    assert prs[3245]["via"] == "merge" and prs[3245]["title"] == "move to src directory"
+    assert prs[3234]["author"] == "tomowind"
+    assert d["stats"]["first_time_contributors"] >= 5  # a PyCon sprint week
+    assert d["stats"]["baseline"]["rank_merged_prs"] == 1
+
+
+def test_custom_date_range(verl_repo, capsys):
+    code, out, _ = run(capsys, "report", str(verl_repo), "--name", "verl-project/verl", "--since", "2026-06-22",
+                       "--until", "2026-06-24", "--tz", "Asia/Shanghai", "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert d["week"] == "2026-06-22..2026-06-24"
+    assert all("2026-06-22" <= p["merged_at"][:10] <= "2026-06-24" for p in d["pull_requests"])
+    assert 0 < d["stats"]["merged_prs"] < 22
