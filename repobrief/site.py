@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from markupsafe import Markup
@@ -31,7 +31,7 @@ from .config import Settings
 from .errors import UsageError
 from .models import Report
 from .render import charts
-from .render.html import environment, page_assets, render_page
+from .render.html import environment, last_day, page_assets, render_page
 from .window import Window
 
 MANIFEST = "site.json"
@@ -196,10 +196,9 @@ def _week_summary(r: Report) -> dict:
     cat = catalog(r.lang)
     names = {**(r.stats.get("theme_names") or {}), **{th.key: th.name for th in r.themes}}
     by_theme = {names.get(k, k): int(v) for k, v in (r.stats.get("by_theme") or {}).items()}
-    last_day = (r.end - timedelta(microseconds=1)).astimezone(r.start.tzinfo).date()
     return {
         "title": cat.title(r),
-        "dates": cat.date_range(r.start.date(), last_day),
+        "dates": cat.date_range(r.start.date(), last_day(r)),
         "merged_prs": len(r.pull_requests),
         "top_themes": [th.name for th in r.themes[:3]],
         "by_theme": by_theme,

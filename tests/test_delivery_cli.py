@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -253,3 +252,11 @@ def test_site_refuses_a_folder_that_is_not_a_site(verl_repo, tmp_path, capsys):
 def test_site_bad_weeks(verl_repo, tmp_path, capsys):
     code, _, err = run(["site", str(verl_repo), "--weeks", "0", "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and "--weeks 0" in err
+
+
+def test_site_builds_into_a_fresh_gh_pages_checkout(verl_repo, tmp_path, capsys):
+    (tmp_path / ".git").mkdir()  # what `actions/checkout` of an empty gh-pages branch leaves
+    code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai",
+                        "--until-week", "2026-W26", "--weeks", "1", "--out", str(tmp_path), "-q"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "verl-project/verl/2026-W26.html").is_file() and (tmp_path / "index.html").is_file()

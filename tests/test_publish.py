@@ -194,3 +194,11 @@ def test_unknown_target_suggests_the_nearest():
     with pytest.raises(UsageError) as e:
         post("feishuu", "https://open.feishu.cn/x")
     assert "feishu" in str(e.value.hint)
+
+
+def test_target_link_goes_into_the_card_without_changing_the_report(receiver):
+    r, url = receiver("slack")
+    report = sample_report("en")
+    publish(report, PublishTarget("slack", url, link="https://pages.example.org/w26.html"), sleep=no_sleep)
+    assert r.received[0].body["blocks"][-1]["elements"][0]["url"] == "https://pages.example.org/w26.html"
+    assert report.card.link == "https://reports.example.com/verl/2026-W26.html"

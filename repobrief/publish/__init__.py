@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..config import PublishTarget, Settings
@@ -31,7 +32,8 @@ def publish(report: Report, target: PublishTarget, **options) -> PublishResult:
 
     cls = PUBLISHERS.get(target.target)
     if target.link:
-        report.card.link = target.link
+        # A copy: the caller's report (and the next target) keep their own link.
+        report = replace(report, card=replace(report.card, link=target.link))
     return cls(target.webhook, target.secret, **options).send(report)
 
 

@@ -27,7 +27,7 @@ def feishu_sign(timestamp: str, secret: str) -> str:
 class FeishuPublisher(Publisher):
     name = "feishu"
     signs = True
-    transient_codes = frozenset({11232, 9499})  # "frequency limited", "too many requests"
+    transient_codes = frozenset({11232})  # "frequency limited"
     hints = {
         19021: "the signature was refused: check --secret, and that this machine's clock is right",
         19022: "the bot only accepts some IP addresses; allow this machine's address in the bot's settings",

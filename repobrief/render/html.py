@@ -17,6 +17,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import date, timedelta
 
 from markupsafe import Markup, escape
 
@@ -86,14 +87,14 @@ def render_page(
         report=report,
         title=cat.title(report),
         headings=cat.headings(),
-        date_range=cat.date_range(report.start.date(), _last_day(report)),
+        date_range=cat.date_range(report.start.date(), last_day(report)),
         sections=report.sections,
         engine=_engine_name(report),
         facts=_facts(report, cat),
         charts=_charts(report, t, backend),
         cols=cat.m["table"],
-        table_note=cat.t("table.note", threshold=_threshold(report.threshold)),
-        table_empty=cat.t("table.empty", threshold=_threshold(report.threshold)),
+        table_note=cat.t("table.note", threshold=f"{report.threshold:g}"),
+        table_empty=cat.t("table.empty", threshold=f"{report.threshold:g}"),
         all_prs=_all_prs(report, cat),
         link=link,
         prlinks=prlinks,
@@ -104,14 +105,9 @@ def render_page(
     )
 
 
-def _last_day(report: Report):
-    from datetime import timedelta
-
+def last_day(report: Report) -> date:
+    """The last calendar day of the report's window (its end is exclusive)."""
     return (report.end - timedelta(microseconds=1)).astimezone(report.start.tzinfo).date()
-
-
-def _threshold(value: float) -> str:
-    return f"{value:g}" if float(value).is_integer() else f"{value:.1f}"
 
 
 def _engine_name(report: Report) -> str:
