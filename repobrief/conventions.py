@@ -145,7 +145,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             in_code = not in_code
         h = None if in_code else _HEADING.match(line)
         if h:
-            sections.append((h.group(2).strip().strip("*_: ").lower(), []))
+            sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
             continue
         c = None if in_code else _CHECK_ITEM.match(line)
         if c:

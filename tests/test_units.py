@@ -1,0 +1,171 @@
+"""Title and body conventions, windows, config errors, detectors and escaping."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from gitrepo import GitRepoBuilder
+
+from repobrief.config import load_settings
+from repobrief.conventions import clean_body, first_sentence, parse_title
+from repobrief.errors import ConfigError, UsageError
+from repobrief.render.markdown import md_line, md_text
+from repobrief.window import parse_timezone, parse_week, resolve_window
+
+
+@pytest.mark.parametrize(
+    "title, tags, type_, breaking, desc",
+    [
+        ("[BREAKING][trainer, cfg] chore: enable V1 trainer by default (#6823)", ["trainer", "cfg"], "chore", True,
+         "enable V1 trainer by default"),
+        ("[ckpt, fsdp]  feat: sharded delta weight sync (#7324)", ["ckpt", "fsdp"], "feat", False, "sharded delta weight sync"),
+        ("feat(router)!: drop legacy routes", ["router"], "feat", True, "drop legacy routes"),
+        ("fix(cli): handle empty groups", ["cli"], "fix", False, "handle empty groups"),
+        ("[Bugfix][Kernel] Fix FP8 scale overflow", ["kernel"], "fix", False, "Fix FP8 scale overflow"),
+        ("Fix typo in the quickstart", [], "fix", False, "Fix typo in the quickstart"),
+        ("add SESSION_COOKIE_PARTITIONED config (#5499)", [], "feat", False, "add SESSION_COOKIE_PARTITIONED config"),
+        ("update dev dependencies", [], None, False, "update dev dependencies"),
+    ],
+)
+def test_parse_title(title, tags, type_, breaking, desc):
+    p = parse_title(title)
+    assert (p.tags, p.type, p.breaking, p.description) == (tags, type_, breaking, desc)
+
+
+def test_clean_body_drops_template_and_finds_what_and_tests():
+    body = """<!-- a hidden note -->
+### What does this PR do?
+
+This PR adds a streaming
+checkpoint writer. Fixes #812.
+
+### Checklist Before Starting
+
+- [ ] Search for similar PRs.
+- [x] Format the PR title.
+
+### Test
+
+> For changes that can not be tested by CI, validate by experiment(s).
+
+Ran test_ckpt.py on 8 GPUs: 40% faster saves.
+
+### API and Usage Example
+
+```python
+# Add code snippet or script demonstrating how to use this
+```
+
+BREAKING CHANGE: `ckpt.sched` is now `ckpt.scheduler`
+"""
+    c = clean_body(body)
+    assert "hidden note" not in c.text and "Search for similar" not in c.text and "validate by experiment" not in c.text
+    assert first_sentence(c.what) == "This PR adds a streaming checkpoint writer."
+    assert c.has_test_evidence and "40% faster" in c.tests
+    assert c.issue_refs == [812] and c.checked == ["Format the PR title."]
+    assert c.breaking_note == "`ckpt.sched` is now `ckpt.scheduler`"
+    assert "Add code snippet" not in c.text  # the template's placeholder snippet is gone
+
+
+def test_first_sentence_skips_bare_links():
+    assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
+
+
+def test_weeks_and_ranges():
+    sh = parse_timezone("Asia/Shanghai")
+    w = parse_week("2026-W26", sh)
+    assert (w.start.isoformat(), w.end.isoformat()) == ("2026-06-22T00:00:00+08:00", "2026-06-29T00:00:00+08:00")
+    assert parse_week("last", sh, now=datetime(2026, 7, 1, tzinfo=sh)).label == "2026-W26"
+    assert parse_week("2026w9", sh).label == "2026-W09"
+    assert resolve_window(None, "2026-06-22", "2026-06-28", sh).label == "2026-W26"
+    for bad in ("2026-26", "W26", "2026-W54", "next"):
+        with pytest.raises(UsageError, match="valid forms"):
+            parse_week(bad, sh)
+    with pytest.raises(UsageError, match="YYYY-MM-DD"):
+        resolve_window(None, "22/06/2026", None, sh)
+    with pytest.raises(UsageError, match="before"):
+        resolve_window(None, "2026-06-28", "2026-06-22", sh)
+    with pytest.raises(UsageError, match="either --week or --since"):
+        resolve_window("last", "2026-06-01", None, sh)
+
+
+def test_config_file_env_and_flags(tmp_path):
+    (tmp_path / "repobrief.toml").write_text(
+        'name = "verl-project/verl"\ntimezone = "Asia/Shanghai"\nlanguage = "en"\nthreshold = 6\n'
+        '[[modules]]\nname = "npu"\npaths = ["verl/utils/npu/**"]\n[importance]\nbreaking = 3.0\n',
+        encoding="utf-8",
+    )
+    sub = tmp_path / "repo" / "deep"
+    sub.mkdir(parents=True)
+    s = load_settings(sub, env={"REPOBRIEF_THRESHOLD": "7.5", "OPENAI_API_KEY": "sk-x"}, overrides={"language": "zh"})
+    assert (s.name, s.timezone, s.language, s.threshold) == ("verl-project/verl", "Asia/Shanghai", "zh", 7.5)
+    assert s.modules[0].paths == ["verl/utils/npu/**"] and s.importance.breaking == 3.0 and s.llm.api_key == "sk-x"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('langauge = "en"', "(?s)unknown option 'langauge'.*did you mean 'language'"),
+        ('language = "fr"', "option 'language' is 'fr'; expected one of zh, en"),
+        ("threshold = 12", "option 'threshold'.*0.0 to 10.0"),
+        ('threshold = "high"', "option 'threshold' must be a number"),
+        ("[importance]\nbreakin = 2", "(?s)unknown option 'importance.breakin'.*importance.breaking"),
+        ('[[modules]]\npaths = ["x/**"]', "needs name"),
+        ('timezone = "Mars/Base"', "option 'timezone'"),
+        ("name = [", "not valid TOML"),
+    ],
+)
+def test_config_errors_name_the_option(tmp_path, text, message):
+    (tmp_path / "repobrief.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_settings(tmp_path, env={})
+
+
+def test_pyproject_section_is_found(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname="x"\n[tool.repobrief]\nlanguage = "en"\n', encoding="utf-8")
+    assert load_settings(tmp_path, env={}).language == "en"
+    with pytest.raises(ConfigError, match="REPOBRIEF_LANGUAGE"):
+        load_settings(tmp_path, env={"REPOBRIEF_LANGAUGE": "en"})
+
+
+def test_markdown_escaping_is_inert():
+    assert md_text("a | b\nc") == "a \\| b c"
+    assert md_text("[click](javascript:alert(1))") == "\\[click\\](javascript:alert(1))"
+    assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert md_text("use_remove_padding=False") == "use_remove_padding=False"  # identifiers stay readable
+    assert md_text("*bold* _em_") == "\\*bold\\* \\_em\\_"
+    assert md_text("odd ` tick") == "odd \\` tick" and md_text("`code`") == "`code`"
+    assert md_line("# not a heading") == "\\# not a heading"
+
+
+def _week_report(tmp_path, commits):
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {"pkg/core/a.py": b.lines(50), "conf/train.yaml": "sched: cos\nlr: 1\n"})
+    for msg, when, files in commits:
+        b.commit(msg, when, files(b))
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en"})
+    return generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+
+
+def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
+    commits = [
+        ("rename sched key (#1)", "2026-03-02T10:00:00+00:00", lambda b: {"conf/train.yaml": "scheduler: cos\nlr: 1\n"}),
+        ("feat: add planner (#2)", "2026-03-03T10:00:00+00:00", lambda b: {"pkg/core/planner.py": b.lines(80)}),
+        ("[ci] fix: flaky job (#3)", "2026-03-03T11:00:00+00:00", lambda b: {".github/workflows/ci.yml": b.lines(3)}),
+        ("[ci] fix: cache key (#4)", "2026-03-03T12:00:00+00:00", lambda b: {".github/workflows/ci.yml": b.lines(2)}),
+        ("[ci] chore: bump runner (#5)", "2026-03-04T12:00:00+00:00", lambda b: {".github/workflows/ci.yml": b.lines(1)}),
+        ("fix typo in docs (#6)", "2026-03-04T13:00:00+00:00", lambda b: {"docs/index.md": "typo fixed\n"}),
+    ]
+    rep = _week_report(tmp_path, commits)
+    kinds = {r.kind: r for r in rep.risks}
+    assert kinds["config_change"].prs == [1]
+    assert any("sched" in e and "scheduler" in e for e in kinds["config_change"].evidence)
+    assert kinds["missing_tests"].prs == [2]
+    assert sorted(kinds["ci_churn"].prs) == [3, 4, 5]
+    imp = {n: a.importance for n, a in rep.analyses.items()}
+    assert imp[2] > imp[6] and imp[6] <= 2.0
+    reasons = {r.code for r in rep.analyses[2].importance_reasons}
+    assert "type:feat" in reasons and "core_path" in reasons
