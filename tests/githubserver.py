@@ -591,7 +591,7 @@ class _Root(dict):
         return self.server._nodes.get(id) and _thread_value(self.server._nodes[id])
 
     def search(self, info, query: str, type: str, first: int | None = None, after: str | None = None, **_: Any) -> dict:
-        repo_name, merged, updated, sort = None, None, None, ("best", "desc")
+        repo_name, merged, updated, sort, author = None, None, None, ("best", "desc"), None
         flags = set()
         for token in query.split():
             m = _QUALIFIER.match(token)
@@ -606,6 +606,8 @@ class _Root(dict):
                 merged = _range(value)
             elif key == "updated":
                 updated = _range(value)
+            elif key == "author":
+                author = value
             elif key == "sort":
                 field_, _, direction = value.partition("-")
                 sort = (field_, direction or "desc")
@@ -622,6 +624,8 @@ class _Root(dict):
             prs = [p for p in prs if _in(p.merged_at, merged)]
         if updated:
             prs = [p for p in prs if _in(p.updated_at, updated)]
+        if author:
+            prs = [p for p in prs if p.author == author]
         key = {"updated": lambda p: (p.updated_at, p.number), "created": lambda p: (p.created_at, p.number)}.get(
             sort[0], lambda p: p.number
         )

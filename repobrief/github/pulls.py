@@ -133,6 +133,20 @@ class PullRequestFetcher:
                 out[n] = self.complete(node) if node else None
         return out
 
+    def authors_with_earlier_merges(self, logins: list[str], before: datetime, batch: int = 30) -> set[str]:
+        """Which of `logins` had a PR merged into the repository before `before`
+        (one request per `batch` authors; bots are taken as known)."""
+        out: set[str] = set()
+        people = sorted({login for login in logins if login and not login.endswith("[bot]") and login != "ghost"})
+        out |= {login for login in logins if login.endswith("[bot]") or login == "ghost"}
+        last = search_time(before - timedelta(seconds=1))
+        for i in range(0, len(people), batch):
+            chunk = people[i : i + batch]
+            variables = {f"q{j}": f"{self.base_query()} author:{login} merged:<={last}" for j, login in enumerate(chunk)}
+            data = self.client.graphql(queries.earlier_pull_request_counts(len(chunk)), variables)
+            out |= {login for j, login in enumerate(chunk) if int((data.get(f"a{j}") or {}).get("issueCount") or 0) > 0}
+        return out
+
     # ------------------------------------------------------------------ completion
 
     def complete(self, node: dict) -> Fetched:

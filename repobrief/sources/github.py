@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..config import Settings
 from ..errors import SourceError, UsageError
@@ -159,17 +159,26 @@ class GitHubSource(Source):
         yield from self.store.load_pull_requests(self.repository, window.start, window.end)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
-        """Authors of stored PRs merged before `before`; None when the store has no
-        history from before the week (then first-time contributors are unknown)."""
-        if self.store is None:
-            return None
-        from ..github.sync import SOURCE, _ranges
+        """Authors (lower-cased) known to have had a PR merged before `before`.
 
-        state = self.store.get_sync_state(self.repository, SOURCE)
-        ranges = _ranges(state.extra if state else None)
-        if not ranges or min(a for a, _b in ranges) >= before:
+        Online, GitHub is asked directly for the authors of the PRs read from
+        `before` on (one request per 30 authors), so that first-time contributors
+        are exact. Offline, the store answers only when it reaches back a year;
+        otherwise None (unknown) rather than calling everyone new."""
+        if self.offline:
+            if self.store is None:
+                return None
+            from ..github.sync import SOURCE, _ranges
+
+            state = self.store.get_sync_state(self.repository, SOURCE)
+            ranges = _ranges(state.extra if state else None)
+            if not ranges or min(a for a, _b in ranges) > before - timedelta(days=365):
+                return None
+            return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
+        authors = {p.author for _s, _e, prs in self._read for p in prs if p.merged_at >= before}
+        if not authors:
             return None
-        return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
+        return {a.lower() for a in self.fetcher.authors_with_earlier_merges(sorted(authors), before)}
 
     # ------------------------------------------------------------------ enriching a clone
 

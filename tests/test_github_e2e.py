@@ -1,0 +1,82 @@
+"""End to end: the verl week 2026-W26 served by the local GitHub-compatible
+server becomes a report whose key changes carry what the review discussion
+surfaced, whose JSON has labels and reviews; the same week then renders from
+the store with the server gone (--offline); and a replayed clone is enriched
+with GitHub's labels and discussion (--github)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from github_support import TOKEN, serve, verl
+from githubserver import FakeGitHub
+
+TEMPERATURE = "temperature has been explicitly set in trainer, shouldn't be set here again."
+
+
+def run(args: list[str], cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN}
+    return subprocess.run(
+        [sys.executable, "-c", "from repobrief.cli import main; main()", *args],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def server():
+    with serve(FakeGitHub(tokens={TOKEN: "repo"}), verl()) as s:
+        yield s
+
+
+WEEK = ["--week", "2026-W26", "--tz", "Asia/Shanghai"]
+
+
+def test_report_from_github_then_offline_from_the_store(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    online = run(["report", "github:verl-project/verl", *WEEK, "--lang", "en", "-f", "json,md", "-o", str(tmp_path / "on"),
+                  "--db", db, "--github-url", server.url], tmp_path)
+    assert online.returncode == 0, online.stderr
+    rep = json.loads((tmp_path / "on" / "verl-project__verl-2026-W26.en.json").read_text())
+    prs = {p["number"]: p for p in rep["pull_requests"]}
+    assert len(prs) == 22
+    pr = prs[6823]
+    assert pr["labels"] == ["breaking", "trainer", "cfg"]
+    assert [(r["author"], r["state"]) for r in pr["reviews"]] == [("wuxibin89", "COMMENTED")]
+    assert pr["discussion_known"] and TEMPERATURE in pr["discussion_summary"]
+    assert any(t.startswith("discussion: 1 review comment") for t in pr["importance_reasons"])
+    # the key change of #6823 says what the reviewer questioned
+    md = (tmp_path / "on" / "verl-project__verl-2026-W26.en.md").read_text()
+    key_changes = md.split("## 2.")[1].split("## 3.")[0]
+    line = next(p for p in key_changes.split("\n\n") if "(#6823)" in p)
+    assert "wuxibin89 questioned on verl/workers/engine_workers.py" in line and TEMPERATURE in line
+    stats = rep["engine"]["source_stats"]
+    assert stats["requests"] == len(server.log) and stats["graphql_points"] > 0
+
+    url = server.url
+    server.stop()  # no network: the store must be enough
+    try:
+        offline = run(["report", "github:verl-project/verl", *WEEK, "--lang", "zh", "-f", "md", "--db", db, "--offline",
+                       "--github-url", url], tmp_path)
+    finally:
+        server.__enter__()  # back up (on a new port) for the other tests
+    assert offline.returncode == 0, offline.stderr
+    assert "wuxibin89（verl/workers/engine_workers.py）提出质疑：“" + TEMPERATURE in offline.stdout
+    assert "共合并22个PR" in offline.stdout
+
+
+def test_enrich_a_clone_with_github_discussion(server, verl_repo, tmp_path):
+    out = run(["report", str(verl_repo), "--name", "verl-project/verl", "--github", "verl-project/verl", *WEEK,
+               "--lang", "en", "-f", "json", "--db", str(tmp_path / "s.db"), "--github-url", server.url], tmp_path)
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    prs = {p["number"]: p for p in rep["pull_requests"]}
+    assert len(prs) == 22
+    pr = prs[6823]
+    assert pr["via"] != "api"  # merges and files come from the clone
+    assert pr["labels"] == ["breaking", "trainer", "cfg"] and pr["reviews"][0]["author"] == "wuxibin89"
+    assert TEMPERATURE in pr["discussion_summary"]
+    assert all(p["discussion_known"] for p in prs.values())
