@@ -17,7 +17,27 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
+import pytest
+from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
+
+
+def loopback_server_fixture():
+    """A module-scoped fixture: a real HTTP server on 127.0.0.1 (not "localhost", which may be ::1).
+
+    Use as `server = loopback_server_fixture()` in a test module.
+    """
+
+    @pytest.fixture(scope="module")
+    def server():
+        s = HTTPServer(host="127.0.0.1", port=0)
+        s.start()
+        yield s
+        s.clear()
+        if s.is_running():
+            s.stop()
+
+    return server
 
 
 @dataclass

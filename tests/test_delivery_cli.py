@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from urllib.parse import urlsplit
 
 import pytest
 from browser import browser_fixture
-from pytest_httpserver import HTTPServer
-from receivers import Receiver
+from receivers import Receiver, loopback_server_fixture
 
 from repobrief.cli import main
 
@@ -28,39 +29,27 @@ def _no_data_dir_variable(monkeypatch):
     monkeypatch.delenv("REPOBRIEF_DATA_DIR", raising=False)
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
+def run(argv: list[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = HTTPServer(host="127.0.0.1", port=0)
-    s.start()
-    yield s
-    s.clear()
-    if s.is_running():
-        s.stop()
+server = loopback_server_fixture()
 
 
 @pytest.fixture(scope="module")
 def week26(verl_repo, tmp_path_factory):
     """The W26 report as HTML, JSON and a Feishu card, written by the CLI."""
     out = tmp_path_factory.mktemp("w26")
-    import contextlib
-    import io
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        try:
-            main(["report", str(verl_repo), *WEEK_ARGS, "--lang", "zh", "--format", "html,json,feishu", "--out", str(out), "--link", LINK, "-q"])
-        except SystemExit as e:
-            assert not e.code, err.getvalue()
+    code, _, err = run(["report", str(verl_repo), *WEEK_ARGS, "--lang", "zh", "--format", "html,json,feishu", "--out", str(out), "--link", LINK, "-q"])
+    assert code == 0, err
     files = {p.suffixes[-1] if not p.name.endswith(".feishu.json") else ".feishu": p for p in out.iterdir()}
     return files
 
@@ -94,12 +83,12 @@ def test_feishu_card_of_verl_week_26(week26):
     assert card["card"]["elements"][-1]["actions"][0]["url"] == LINK
 
 
-def test_publish_cli_posts_a_signed_feishu_card(week26, server, capsys):
+def test_publish_cli_posts_a_signed_feishu_card(week26, server):
     server.clear()
     receiver = Receiver("feishu", SECRET)
     server.expect_request(f"/open-apis/bot/v2/hook/{TOKEN}", method="POST").respond_with_handler(receiver)
     url = server.url_for(f"/open-apis/bot/v2/hook/{TOKEN}")
-    code, out, err = run(["publish", str(week26[".json"]), "--target", "feishu", "--webhook", url, "--secret", SECRET, "--link", LINK], capsys)
+    code, out, err = run(["publish", str(week26[".json"]), "--target", "feishu", "--webhook", url, "--secret", SECRET, "--link", LINK])
     assert code == 0, err
     assert receiver.refusals == [] and len(receiver.received) == 1
     body = receiver.received[0].body
@@ -110,7 +99,7 @@ def test_publish_cli_posts_a_signed_feishu_card(week26, server, capsys):
 
 
 @pytest.mark.parametrize("platform", ["slack", "dingtalk", "wecom"])
-def test_publish_cli_reads_target_from_environment(week26, server, capsys, monkeypatch, platform):
+def test_publish_cli_reads_target_from_environment(week26, server, monkeypatch, platform):
     server.clear()
     secret = SECRET if platform == "dingtalk" else ""
     receiver = Receiver(platform, secret)
@@ -122,13 +111,13 @@ def test_publish_cli_reads_target_from_environment(week26, server, capsys, monke
     monkeypatch.setenv("REPOBRIEF_PUBLISH_LINK", LINK)
     if secret:
         monkeypatch.setenv("REPOBRIEF_PUBLISH_SECRET", secret)
-    code, out, err = run(["publish", str(week26[".json"])], capsys)
+    code, out, err = run(["publish", str(week26[".json"])])
     assert code == 0, err
     assert receiver.refusals == [] and len(receiver.received) == 1
     assert LINK in receiver.received[0].raw.decode()
 
 
-def test_publish_cli_uses_config_targets(week26, server, capsys, tmp_path, monkeypatch):
+def test_publish_cli_uses_config_targets(week26, server, tmp_path, monkeypatch):
     server.clear()
     feishu, wecom = Receiver("feishu", SECRET), Receiver("wecom")
     server.expect_request("/feishu", method="POST").respond_with_handler(feishu)
@@ -138,16 +127,16 @@ def test_publish_cli_uses_config_targets(week26, server, capsys, tmp_path, monke
         f'[[publish]]\ntarget = "wecom"\nwebhook = "{server.url_for("/wecom")}?key={TOKEN}"\n'
     )
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["publish", str(week26[".json"])], capsys)
+    code, out, err = run(["publish", str(week26[".json"])])
     assert code == 0, err
     assert len(feishu.received) == 1 and len(wecom.received) == 1 and not feishu.refusals + wecom.refusals
 
 
-def test_publish_cli_failure_exit_code_and_message(week26, server, capsys):
+def test_publish_cli_failure_exit_code_and_message(week26, server):
     server.clear()
     receiver = Receiver("feishu", SECRET)
     server.expect_request("/hook", method="POST").respond_with_handler(receiver)
-    code, out, err = run(["publish", str(week26[".json"]), "-t", "feishu", "--webhook", server.url_for("/hook"), "--secret", "wrong-secret"], capsys)
+    code, out, err = run(["publish", str(week26[".json"]), "-t", "feishu", "--webhook", server.url_for("/hook"), "--secret", "wrong-secret"])
     assert code == 7
     assert "error: feishu webhook at http://127.0.0.1:" in err and "code 19021" in err
     assert "hint: the signature was refused" in err
@@ -158,17 +147,17 @@ def test_publish_cli_failure_exit_code_and_message(week26, server, capsys):
     ("content", "needle"),
     [(None, "does not exist"), ("{not json", "is not valid JSON"), ('{"a": 1}', "is not a repobrief report")],
 )
-def test_publish_cli_bad_report_file(tmp_path, capsys, content, needle):
+def test_publish_cli_bad_report_file(tmp_path, content, needle):
     path = tmp_path / "REPORT.json"
     if content is not None:
         path.write_text(content)
-    code, _, err = run(["publish", str(path), "--target", "slack", "--webhook", "https://hooks.slack.com/services/x"], capsys)
+    code, _, err = run(["publish", str(path), "--target", "slack", "--webhook", "https://hooks.slack.com/services/x"])
     assert code == 2 and needle in err and "hint:" in err
 
 
-def test_publish_cli_without_any_target(week26, capsys, tmp_path, monkeypatch):
+def test_publish_cli_without_any_target(week26, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(["publish", str(week26[".json"])], capsys)
+    code, _, err = run(["publish", str(week26[".json"])])
     assert code == 2 and "no publish target" in err and "REPOBRIEF_PUBLISH_WEBHOOK" in err
 
 
@@ -178,16 +167,9 @@ def test_publish_cli_without_any_target(week26, capsys, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def site(verl_repo, tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "public"
-    import contextlib
-    import io
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        try:
-            main(["site", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai", "--lang", "en",
-                  "--until-week", "2026-W26", "--weeks", "3", "--out", str(out), "-q"])
-        except SystemExit as e:
-            assert not e.code, err.getvalue()
+    code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai", "--lang", "en",
+                        "--until-week", "2026-W26", "--weeks", "3", "--out", str(out), "-q"])
+    assert code == 0, err
     return out
 
 
@@ -233,30 +215,30 @@ def test_site_pages_in_the_browser(site, browser, page):
     p.close()
 
 
-def test_site_is_extended_by_a_later_run(site, verl_repo, capsys):
+def test_site_is_extended_by_a_later_run(site, verl_repo):
     code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai", "--lang", "en",
-                        "--until-week", "2026-W27", "--weeks", "1", "--out", str(site), "-q"], capsys)
+                        "--until-week", "2026-W27", "--weeks", "1", "--out", str(site), "-q"])
     assert code == 0, err
     weeks = json.loads((site / "site.json").read_text())["repositories"]["verl-project/verl"]["weeks"]
     assert sorted(weeks) == ["2026-W24", "2026-W25", "2026-W26", "2026-W27"]
     assert "2026-W27" in (site / "index.html").read_text()
 
 
-def test_site_refuses_a_folder_that_is_not_a_site(verl_repo, tmp_path, capsys):
+def test_site_refuses_a_folder_that_is_not_a_site(verl_repo, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--weeks", "1", "--out", str(tmp_path)], capsys)
+    code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--weeks", "1", "--out", str(tmp_path)])
     assert code == 2 and "not a repobrief site" in err
     assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "index.html").exists()
 
 
-def test_site_bad_weeks(verl_repo, tmp_path, capsys):
-    code, _, err = run(["site", str(verl_repo), "--weeks", "0", "--out", str(tmp_path / "s")], capsys)
+def test_site_bad_weeks(verl_repo, tmp_path):
+    code, _, err = run(["site", str(verl_repo), "--weeks", "0", "--out", str(tmp_path / "s")])
     assert code == 2 and "--weeks 0" in err
 
 
-def test_site_builds_into_a_fresh_gh_pages_checkout(verl_repo, tmp_path, capsys):
+def test_site_builds_into_a_fresh_gh_pages_checkout(verl_repo, tmp_path):
     (tmp_path / ".git").mkdir()  # what `actions/checkout` of an empty gh-pages branch leaves
     code, _, err = run(["site", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai",
-                        "--until-week", "2026-W26", "--weeks", "1", "--out", str(tmp_path), "-q"], capsys)
+                        "--until-week", "2026-W26", "--weeks", "1", "--out", str(tmp_path), "-q"])
     assert code == 0, err
     assert (tmp_path / "verl-project/verl/2026-W26.html").is_file() and (tmp_path / "index.html").is_file()

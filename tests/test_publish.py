@@ -6,8 +6,7 @@ import logging
 import socket
 
 import pytest
-from pytest_httpserver import HTTPServer
-from receivers import Receiver, json_response
+from receivers import Receiver, json_response, loopback_server_fixture
 from sample_report import sample_report
 from werkzeug.wrappers import Response
 
@@ -30,14 +29,7 @@ PATHS = {
 SIGNED = {"feishu", "lark", "dingtalk", "webhook"}
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = HTTPServer(host="127.0.0.1", port=0)
-    s.start()
-    yield s
-    s.clear()
-    if s.is_running():
-        s.stop()
+server = loopback_server_fixture()
 
 
 @pytest.fixture
