@@ -6,6 +6,8 @@ the multi-repository runner all call.
 
 from __future__ import annotations
 
+import time
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -26,6 +28,19 @@ from .window import Window
 Progress = Callable[[str, int, int], None]
 # Weeks before the report's week whose PRs are read in full (line counts) to calibrate sizes.
 CALIBRATION_WEEKS = 4
+
+
+class _Clock:
+    """Wall time per stage, reported in the JSON `engine.timings_ms` (where the time goes)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = round((now - self._t) * 1000, 1)
+        self._t = now
 
 
 def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
@@ -78,6 +93,7 @@ def generate_report(
 
 
 def _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now, offline=False) -> Report:
+    clock = _Clock()
     # OWNER/REPO from the flag or config, else the origin remote, else the folder name.
     repository = settings.name or source.repository_name() or "repository"
     cat = catalog(settings.language)
@@ -90,6 +106,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
     detailed = list(source.iter_pull_requests(Window(calib_start, window.end, window.tz, "calibration")))
     week_prs = sorted((p for p in detailed if window.contains(p.merged_at)), key=lambda p: p.merged_at)
     direct = source.direct_commits(window)
+    clock.lap("read")
     if progress:
         progress("read", len(week_prs), len(week_prs))
     if enrich_github and week_prs:
@@ -101,12 +118,19 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         source.warnings.extend(gh.warnings)
 
     classified = {p.number: classify(p, settings, project) for p in week_prs}
-    history: list[WeekSample] = []
-    for w in periods:
-        prs = [p for p in history_prs if w.contains(p.merged_at)]
-        history.append(WeekSample(w.label, prs, {p.number: classify(p, settings, project) for p in prs}))
+    buckets: dict[int, list] = {i: [] for i in range(len(periods))}
+    starts = [w.start for w in periods]
+    for p in history_prs:
+        i = bisect_right(starts, p.merged_at) - 1
+        if 0 <= i < len(periods) and periods[i].contains(p.merged_at):
+            buckets[i].append(p)
+    history = [
+        WeekSample(w.label, buckets[i], {p.number: classify(p, settings, project) for p in buckets[i]})
+        for i, w in enumerate(periods)
+    ]
     week = WeekSample(window.label, week_prs, classified)
     themes = build_themes(week, history, settings, cat.term, cat.lang)
+    clock.lap("classify")
 
     earlier = source.earlier_authors(window.start)
     first_time = None
@@ -129,8 +153,10 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         themes=themes,
         first_time_authors=first_time or set(),
     )
+    clock.lap("context")
     engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
     analyses = engine.analyze_all(week_prs, ctx)
+    clock.lap("analyze")
     previous = periods[-1] if periods else None
     previous_detail = [p for p in detailed if previous.contains(p.merged_at)] if previous and previous.start >= calib_start else None
     facts = build_facts(
@@ -148,8 +174,11 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         previous_detail=previous_detail,
     )
     facts.stats["core_paths"] = list(ctx.core_paths)
+    clock.lap("aggregate")
     sections, card = engine.compose(facts)
+    clock.lap("compose")
     info = {"name": engine.name, **engine.info()}
+    info["timings_ms"] = clock.laps
     info["source"] = type(source).__name__
     if hasattr(source, "stats"):
         info["source_stats"] = dict(source.stats)

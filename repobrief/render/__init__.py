@@ -19,12 +19,25 @@ def _environment(autoescape: bool, override: str | None):
     loaders.append(jinja2.PackageLoader("repobrief", "templates"))
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
+        bytecode_cache=_bytecode_cache(jinja2),
         autoescape=autoescape,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+
+
+def _bytecode_cache(jinja2):
+    """Compiled templates cached under the user cache dir: compiling costs more than
+    rendering, and a one-week report has a one-second budget."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "repobrief", "templates")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None  # read-only home: compile every time
+    return jinja2.FileSystemBytecodeCache(folder)
 
 
 def template_environment(autoescape: bool = False):

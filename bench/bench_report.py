@@ -1,0 +1,73 @@
+"""Benchmark: one week's report on the replayed verl history, end to end.
+
+Prints the wall time of `repobrief report … --week 2026-W26` (a fresh
+interpreter each run, so start-up and imports count) against a bare
+`git log --numstat` over the same commits (the report week plus the baseline
+weeks the trends need), and their ratio. Target: under 1 second.
+
+    .venv/bin/python bench/bench_report.py [--runs 7] [--repo PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from gitrepo import replay_history  # noqa: E402
+
+WEEK = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai", "--lang", "zh"]
+# The span the report reads: 12 baseline weeks before 2026-W26 up to its end (with the source's slack).
+SINCE, UNTIL = "2026-03-23T00:00:00+08:00", "2026-06-29T00:00:00+08:00"
+
+
+def timed(cmd: list[str], runs: int) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--repo", type=Path, help="an existing replay of verl (default: replay into a temp dir)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = args.repo
+        if repo is None:
+            t = time.perf_counter()
+            repo = replay_history("verl-project__verl", Path(tmp) / "verl")
+            print(f"replayed verl history in {time.perf_counter() - t:.2f} s")
+        exe = Path(sys.executable).with_name("repobrief")
+        report = [str(exe), "report", str(repo), *WEEK, "--format", "md", "-q"]
+        report_json = [str(exe), "report", str(repo), *WEEK, "--format", "json", "-q"]
+        bare = ["git", "-C", str(repo), "log", "--numstat", f"--since={SINCE}", f"--until={UNTIL}", "HEAD"]
+        noop = [sys.executable, "-c", "pass"]
+        timed(report, 1)  # warm the page cache and .pyc files
+        r_med, r_min = timed(report, args.runs)
+        j_med, _ = timed(report_json, args.runs)
+        g_med, g_min = timed(bare, args.runs)
+        p_med, _ = timed(noop, args.runs)
+        commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", f"--since={SINCE}", "HEAD"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    print(f"commits read (week + 12 baseline weeks): {commits}")
+    print(f"python start-up (no-op):          median {p_med * 1000:7.1f} ms")
+    print(f"bare git log --numstat:           median {g_med * 1000:7.1f} ms   min {g_min * 1000:7.1f} ms")
+    print(f"repobrief report (md, zh):        median {r_med * 1000:7.1f} ms   min {r_min * 1000:7.1f} ms")
+    print(f"repobrief report (json):          median {j_med * 1000:7.1f} ms")
+    print(f"ratio report / bare git log:      {r_med / g_med:.2f}x")
+    print(f"target < 1000 ms:                 {'met' if r_med < 1.0 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
