@@ -178,6 +178,22 @@ def test_shorten_never_splits_a_character(text, limit):
             assert not cards._is_joiner(text[len(kept)])
 
 
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("abcdé", 5, "abcdé"),
+        ("abcde\u0301fgh", 6, "abcd…"),  # e + combining acute stays whole
+        ("ab👩\u200d💻cd", 4, "ab…"),  # no half of a ZWJ sequence
+        ("ab👍🏽cd", 4, "ab…"),  # no thumb without its skin tone
+        ("a🇨🇳🇺🇸b", 5, "a🇨🇳…"),  # flags are pairs of regional indicators
+        ("a🇨🇳🇺🇸b", 4, "a🇨🇳…"),
+        ("训练器重构完成", 5, "训练器重…"),
+    ],
+)
+def test_shorten_examples(text, limit, expected):
+    assert cards.shorten(text, limit) == expected
+
+
 def test_registered_renderers_return_json_text():
     report = sample_report("en")
     for platform in PLATFORMS:

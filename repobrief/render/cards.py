@@ -55,9 +55,22 @@ def _empty(report: Report, block: str) -> str:
 
 
 def _is_joiner(ch: str) -> bool:
-    # Combining marks, variation selectors and the zero-width joiner belong to
-    # the character before them: cutting before one would split a character.
-    return unicodedata.combining(ch) > 0 or ch == "\u200d" or "\ufe00" <= ch <= "\ufe0f" or unicodedata.category(ch) == "Mn"
+    """True for characters that belong to the one before them: cutting before one splits it.
+
+    Combining marks (accents, Indic vowel signs), the zero-width joiner,
+    variation selectors, emoji skin-tone modifiers and emoji tag characters.
+    """
+    return (
+        unicodedata.category(ch).startswith("M")
+        or ch == "\u200d"
+        or "\ufe00" <= ch <= "\ufe0f"
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+        or "\U000e0020" <= ch <= "\U000e007f"
+    )
+
+
+def _is_regional_indicator(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"  # two of them make one flag
 
 
 def shorten(text: str, limit: int) -> str:
@@ -69,6 +82,11 @@ def shorten(text: str, limit: int) -> str:
     cut = limit - len(ELLIPSIS)
     while cut > 0 and (_is_joiner(text[cut]) or text[cut - 1] == "\u200d"):
         cut -= 1
+    if cut > 0 and _is_regional_indicator(text[cut]):
+        run = 0
+        while run < cut and _is_regional_indicator(text[cut - 1 - run]):
+            run += 1
+        cut -= run % 2  # an odd count before the cut would leave half a flag
     return text[:cut].rstrip() + ELLIPSIS
 
 

@@ -133,7 +133,7 @@ def _all_prs(report: Report, cat) -> list[dict]:
         rows.append(
             {
                 "number": pr.number,
-                "url": pr_link(report, pr.number, pr.url) if pr.url else pr_link(report, pr.number),
+                "url": pr_link(report, pr.number, pr.url),
                 "title": pr.title,
                 "author": pr.author,
                 "type": cat.type_name(a.type) if a else "",
