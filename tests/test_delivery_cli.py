@@ -22,13 +22,6 @@ LINK = "https://reports.example.com/verl/2026-W26.html"
 WEEK_ARGS = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai"]
 
 
-@pytest.fixture(autouse=True)
-def _no_data_dir_variable(monkeypatch):
-    # conftest sets REPOBRIEF_DATA_DIR, which the settings loader does not know (yet)
-    # and rejects as an unknown REPOBRIEF_* variable; the CLI reads settings.
-    monkeypatch.delenv("REPOBRIEF_DATA_DIR", raising=False)
-
-
 def run(argv: list[str]) -> tuple[int, str, str]:
     """Run the CLI in-process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
