@@ -217,3 +217,19 @@ class GitRepoBuilder:
             env=self._env(when, author, None),
         )
         return git(self.path, "rev-parse", "HEAD").strip()
+
+
+if __name__ == "__main__":  # python tests/gitrepo.py verl-project__verl /tmp/verl
+    import sys
+
+    if len(sys.argv) != 3:
+        sys.exit("usage: python tests/gitrepo.py HISTORY_NAME DEST  (e.g. verl-project__verl /tmp/verl)")
+    name, dest = sys.argv[1], Path(sys.argv[2])
+    if not history_path(name).exists():
+        sys.exit(f"no history {history_path(name)}; names: " + ", ".join(
+            p.name.removesuffix(".history.jsonl") for p in sorted(SHARED_DATA.glob("*.history.jsonl"))))
+    if dest.exists() and any(dest.iterdir()):
+        print(f"{dest} exists already; using it as it is")
+    else:
+        replay_history(name, dest)
+        print(f"replayed {name} into {dest}")
