@@ -153,3 +153,34 @@ def test_empty_week_renders_without_charts_of_missing_data():
     html = render_page(report, backend="svg")
     assert "chart-importance" not in html and "chart-modules" not in html
     assert catalog("en").t("table.empty", threshold="5") in html
+
+
+@pytest.mark.parametrize("backend", ["matplotlib", "svg"])
+def test_chart_labels_are_literal_text(backend):
+    if backend == "matplotlib" and not charts.matplotlib_available():
+        pytest.skip("matplotlib (the charts extra) is not installed")
+    name = "$x^2$ <b>bold</b> & co"
+    svg = charts.bar_chart([(name, 3), ("训练", 2)], "PRs by module", "c1", backend=backend)
+    assert "$x^2$ &lt;b&gt;bold&lt;/b&gt; &amp; co" in svg  # not TeX, not markup
+    assert "训练" in svg and "<b>" not in svg
+
+
+def test_without_matplotlib_the_builtin_drawer_is_used(monkeypatch):
+    monkeypatch.setattr(charts, "matplotlib_available", lambda: False)
+    html = render_page(sample_report("en"))
+    assert html.count('class="chart"') == 4
+    assert "figure_1" not in html  # matplotlib's element ids
+
+
+def test_templates_can_be_overridden(tmp_path, monkeypatch):
+    from repobrief.render import _environment
+
+    (tmp_path / "page.css").write_text("body { background: #abcdef; }")
+    monkeypatch.setenv("REPOBRIEF_TEMPLATES", str(tmp_path))
+    _environment.cache_clear()
+    try:
+        html = render_page(sample_report("en"), backend="svg")
+    finally:
+        _environment.cache_clear()
+    assert "body { background: #abcdef; }" in html
+    assert "<h1" in html  # the package's report.html.j2 still fills the page
