@@ -109,9 +109,9 @@ def build_site(
     result = SiteResult(out, repository, [r.week for r in reports])
     all_weeks = sorted(entry["weeks"])
     t = _strings(settings.language)
-    from .serialize import report_to_dict
+    from .serialize import report_from_dict, report_to_dict
 
-    for r in reports:
+    def write_week(r: Report) -> None:
         i = all_weeks.index(r.week)
         nav = [(t["index"], "../../index.html"), (repository, "index.html"), (t["trends"], "trends.html")]
         if i > 0:
@@ -119,7 +119,16 @@ def build_site(
         if i + 1 < len(all_weeks):
             nav.append((f"{all_weeks[i + 1]} →", f"{all_weeks[i + 1]}.html"))
         result.pages.append(_write(folder / f"{r.week}.html", render_page(r, nav=nav, backend=backend)))
+
+    for r in reports:
+        write_week(r)
         _write(folder / f"{r.week}.json", json.dumps(report_to_dict(r), ensure_ascii=False, indent=2) + "\n")
+    # Weeks archived earlier next to the new ones need their previous/next links updated;
+    # they are rendered again from their saved JSON.
+    for week in _neighbours(all_weeks, {r.week for r in reports}):
+        saved = folder / f"{week}.json"
+        if saved.is_file():
+            write_week(report_from_dict(json.loads(saved.read_text(encoding="utf-8"))))
 
     env = environment()
     assets = page_assets(env)
@@ -203,6 +212,15 @@ def _week_summary(r: Report) -> dict:
         "top_themes": [th.name for th in r.themes[:3]],
         "by_theme": by_theme,
     }
+
+
+def _neighbours(all_weeks: list[str], new: set[str]) -> list[str]:
+    """Archived weeks directly before or after a newly written week."""
+    out = set()
+    for i, week in enumerate(all_weeks):
+        if week in new:
+            out.update(all_weeks[j] for j in (i - 1, i + 1) if 0 <= j < len(all_weeks) and all_weeks[j] not in new)
+    return sorted(out)
 
 
 def _week_rows(entry: dict) -> list[dict]:

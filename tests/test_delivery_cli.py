@@ -214,6 +214,9 @@ def test_site_is_extended_by_a_later_run(site, verl_repo):
     assert code == 0, err
     weeks = json.loads((site / "site.json").read_text())["repositories"]["verl-project/verl"]["weeks"]
     assert sorted(weeks) == ["2026-W24", "2026-W25", "2026-W26", "2026-W27"]
+    # the week before the new one now links forward to it
+    assert 'href="2026-W27.html"' in (site / "verl-project/verl/2026-W26.html").read_text()
+    assert 'href="2026-W27.html"' not in (site / "verl-project/verl/2026-W25.html").read_text()
     assert "2026-W27" in (site / "index.html").read_text()
 
 
