@@ -63,7 +63,7 @@ def _periods(window: Window, count: int) -> list[Window]:
 def open_store_for(settings: Settings):
     from .store import open_store
 
-    return open_store(settings.db or None)
+    return open_store(settings.db or None, lazy=True)  # opens while the source is read
 
 
 def generate_report(

@@ -253,3 +253,17 @@ def test_newer_schema_revision_is_refused_and_data_kept(tmp_path):
         open_store(db)
     con = sqlite3.connect(db)
     assert con.execute("SELECT content FROM reports").fetchone()[0] == "# kept"
+
+
+def test_lazy_open_defers_errors_to_first_use_and_works(tmp_path):
+    db = tmp_path / "rb.db"
+    with open_store(db, lazy=True) as store:
+        store.save_report("o/r", "2026-W26", "zh", "md", "# lazy")
+        assert store.load_report("o/r", "2026-W26", "zh", "md") == "# lazy"
+    bad = tmp_path / "notes.db"
+    bad.write_text("not a database\n" * 100)
+    store = open_store(bad, lazy=True)  # returns at once
+    with pytest.raises(StoreError, match="not a"):
+        store.repositories()
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(tmp_path, lazy=True)

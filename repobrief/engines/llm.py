@@ -31,6 +31,24 @@ if TYPE_CHECKING:
     from ..aggregate import WeekFacts
     from ..analysis.context import AnalysisContext
 
+def _preload() -> None:
+    """Import the answer schemas (pydantic) and build their JSON Schemas.
+
+    Started in a background thread when this module is imported, which the
+    pipeline does before it reads the source: the work overlaps with git's,
+    and a cached re-run does not wait for it afterwards."""
+    try:
+        from ..llm import grounding, prompts  # noqa: F401
+        from ..llm.schema import PRAnalysisOut, SectionsOut, json_schema
+
+        json_schema(PRAnalysisOut)
+        json_schema(SectionsOut)
+    except Exception:  # noqa: BLE001 - the engine imports these again and reports errors itself
+        pass
+
+
+threading.Thread(target=_preload, name="repobrief-llm-preload", daemon=True).start()
+
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DIFF_MAX_BYTES = 24_000  # per PR, read once; the prompt budget picks hunks from it
 SECTION_UNITS = ("summary", "key_changes", "trends", "risks", "recommendations", "closing", "card")
@@ -178,6 +196,7 @@ class LLMEngine(Engine):
 
         self.acct = Accounting(model=self._llm.model if self._llm else "")
         self.input_cuts: dict[int, list[str]] = {}
+        self._to_save: list[tuple[PRAnalysis, str]] = []
         self._deadline: float | None = None
         self._offline = None
         self._ctx = None
@@ -272,6 +291,7 @@ class LLMEngine(Engine):
             results = await asyncio.gather(*(one(pr) for pr in prs), return_exceptions=True)
         finally:
             await client.aclose()
+        self._save_analyses()
         out: dict[int, PRAnalysis] = {}
         for pr, res in zip(prs, results, strict=True):
             if isinstance(res, EngineError):
@@ -339,7 +359,7 @@ class LLMEngine(Engine):
                 problems = [f"the answer does not match the schema: {_short_validation(e)}"]
             if not problems:
                 analysis = self._merge_pr(pr, hint, out)
-                self._save_analysis(pr, analysis, inp.messages)
+                self._to_save.append((analysis, _hash_messages(inp.messages)))
                 return analysis
             if attempt == 0:
                 self.acct.repair_retries += 1
@@ -399,15 +419,16 @@ class LLMEngine(Engine):
             fallback_reason=None,
         )
 
-    def _save_analysis(self, pr: PullRequest, analysis: PRAnalysis, messages: list[dict]) -> None:
+    def _save_analyses(self) -> None:
+        """Keep the model's analyses in the store (one transaction), for history and audits."""
         from ..llm.prompts import PROMPT_VERSION
 
+        items, self._to_save = self._to_save, []
         repo = getattr(self._ctx, "repository", "") or "unknown/unknown"
-        h = hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
         try:
-            self._store.save_analysis(repo, analysis, model=self._llm.model, prompt_version=PROMPT_VERSION, input_hash=h)
+            self._store.save_analyses(repo, items, model=self._llm.model, prompt_version=PROMPT_VERSION)
         except Exception as e:  # noqa: BLE001 - the report does not depend on this copy
-            self._fallback(f"store:pr:{pr.number}", f"analysis not stored: {e}")
+            self.acct.fallbacks.append({"unit": "store", "reason": f"analyses not stored: {e}"})
 
     # --------------------------------------------------------- composition
 
@@ -554,6 +575,10 @@ class LLMEngine(Engine):
             f"{a.cache_hits} cached, {a.retries + a.repair_retries} retries, {len(a.fallbacks)} fallbacks"
             + (f", ~${cost:.4f}" if cost is not None else "")
         )
+
+
+def _hash_messages(messages: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
 def _short_validation(e: Exception) -> str:

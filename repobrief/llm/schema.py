@@ -8,6 +8,7 @@ numbers of the week, counts, the PR table) is never left to it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,6 +78,7 @@ class SectionsOut(_Strict):
     card_risks: list[str] = Field(description="Chat card: the top 2-3 risks, one line each.")
 
 
+@lru_cache(maxsize=8)
 def json_schema(model: type[BaseModel]) -> dict:
     """The model's JSON Schema, inlined (some servers do not resolve `$ref`)."""
     schema = model.model_json_schema()

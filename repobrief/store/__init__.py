@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,13 +96,36 @@ def _now() -> datetime:
 class Store:
     """A database of repobrief's records. Use `open_store` to get one."""
 
-    def __init__(self, engine, display: str) -> None:
-        self._engine = engine
+    def __init__(self, engine, display: str, pending: threading.Thread | None = None, box: dict | None = None) -> None:
+        self._engine_obj = engine
         self.display = display  # path or masked URL, for messages
         self._repo_ids: dict[str, int] = {}
-        from . import schema
+        self._pending = pending  # a lazy open still under way (see open_store(lazy=True))
+        self._box = box if box is not None else {}
+        self._lock = threading.Lock()
+        self._schema = None
 
-        self._t = schema
+    @property
+    def _engine(self):
+        pending = self._pending
+        if pending is not None:
+            pending.join()
+            with self._lock:
+                if self._pending is not None:
+                    self._pending = None
+                    if "engine" in self._box:
+                        self._engine_obj, self.display = self._box["engine"]
+            if "error" in self._box:
+                raise self._box["error"]
+        return self._engine_obj
+
+    @property
+    def _t(self):
+        if self._schema is None:
+            from . import schema
+
+            self._schema = schema
+        return self._schema
 
     # ----------------------------------------------------------------- plumbing
 
@@ -150,7 +174,12 @@ class Store:
         return rid
 
     def close(self) -> None:
-        self._engine.dispose()
+        try:
+            engine = self._engine
+        except StoreError:
+            return
+        if engine is not None:
+            engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -261,21 +290,35 @@ class Store:
     def save_analysis(
         self, repository: str, analysis: PRAnalysis, *, model: str = "", prompt_version: str = "", input_hash: str = ""
     ) -> None:
+        self.save_analyses(repository, [(analysis, input_hash)], model=model, prompt_version=prompt_version)
+
+    def save_analyses(
+        self, repository: str, items: Iterable[tuple[PRAnalysis, str]], *, model: str = "", prompt_version: str = ""
+    ) -> None:
+        """Store (analysis, input hash) pairs in one transaction."""
         from .codec import analysis_to_json
 
-        row = {
-            "number": analysis.number,
-            "engine": analysis.engine,
-            "model": model,
-            "prompt_version": prompt_version,
-            "input_hash": input_hash,
-            "json": analysis_to_json(analysis),
-            "created_at": _now(),
-        }
+        now = _now()
+        rows = [
+            {
+                "number": a.number,
+                "engine": a.engine,
+                "model": model,
+                "prompt_version": prompt_version,
+                "input_hash": input_hash,
+                "json": analysis_to_json(a),
+                "created_at": now,
+            }
+            for a, input_hash in items
+        ]
+        if not rows:
+            return
         keys = ["repository_id", "number", "engine", "model", "prompt_version", "input_hash"]
-        with self._tx("save an analysis") as conn:
-            row["repository_id"] = self._repo_id(conn, repository)
-            self._upsert(conn, self._t.analyses, [row], keys)
+        with self._tx("save analyses") as conn:
+            rid = self._repo_id(conn, repository)
+            for row in rows:
+                row["repository_id"] = rid
+            self._upsert(conn, self._t.analyses, rows, keys)
 
     def load_analyses(self, repository: str, numbers: Iterable[int] | None = None, *, engine: str | None = None) -> dict[int, PRAnalysis]:
         """The newest stored analysis per PR number (optionally of one engine)."""
@@ -423,7 +466,6 @@ def _store_error(message: str, exc: BaseException) -> StoreError:
 def _sqlite_engine(path: Path, url=None):
     """SQLite at `path` (or at `url`, a sqlite URL with query options such as mode=ro)."""
     from sqlalchemy import create_engine, event
-    from sqlalchemy.pool import NullPool
 
     if url is None:
         if path.exists() and path.is_dir():
@@ -435,9 +477,9 @@ def _sqlite_engine(path: Path, url=None):
                 f"cannot open the store {path}: cannot create folder {path.parent} ({e.strerror})",
                 "choose a writable location with --db",
             ) from None
-    # NullPool: every transaction opens its own sqlite3 connection, so the store
-    # is safe to use from the LLM engine's worker threads; opening is cheap.
-    engine = create_engine(url or f"sqlite:///{path}", poolclass=NullPool, connect_args={"timeout": 30})
+    # The default queue pool reuses connections (the pragmas run once per connection)
+    # and hands each thread its own, so worker threads can share the store.
+    engine = create_engine(url or f"sqlite:///{path}", connect_args={"timeout": 30, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:
@@ -526,14 +568,7 @@ def _migrate(engine, display: str) -> None:
         raise _store_error(f"cannot open the store {display}", e) from None
 
 
-def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True) -> Store:
-    """Open (creating and migrating as needed) the store at `target`: a file path,
-    `sqlite:///PATH`, `postgresql://…`, or None for `default_db_path()`.
-
-    Raises `StoreError` naming the path or the URL (password masked)."""
-    if target is None or str(target) == "":
-        target = default_db_path()
-    t = os.fspath(target)
+def _open(t: str, migrate: bool):
     if _is_url(t):
         engine, display = _url_engine(t)
         display = mask_url(str(display))
@@ -542,4 +577,35 @@ def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True)
         engine, display = _sqlite_engine(path), str(path)
     if migrate:
         _migrate(engine, display)
-    return Store(engine, display)
+    return engine, display
+
+
+def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True, lazy: bool = False) -> Store:
+    """Open (creating and migrating as needed) the store at `target`: a file path,
+    `sqlite:///PATH`, `postgresql://…`, or None for `default_db_path()`.
+
+    Raises `StoreError` naming the path or the URL (password masked). With
+    `lazy=True` the slow part (importing SQLAlchemy, connecting, checking the
+    schema revision) runs in a background thread while the caller goes on, e.g.
+    reading git history; errors other than a bad path are then raised by the
+    store's first use."""
+    if target is None or str(target) == "":
+        target = default_db_path()
+    t = os.fspath(target)
+    if not lazy:
+        return Store(*_open(t, migrate))
+    if not _is_url(t):
+        path = Path(t).expanduser()
+        if path.exists() and path.is_dir():
+            raise StoreError(f"cannot open the store {path}: it is a directory", "give a file path with --db")
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["engine"] = _open(t, migrate)
+        except BaseException as e:  # noqa: BLE001 - handed to the thread that uses the store
+            box["error"] = e
+
+    thread = threading.Thread(target=work, name="repobrief-store-open", daemon=True)
+    thread.start()
+    return Store(None, mask_url(t), pending=thread, box=box)
