@@ -24,6 +24,7 @@ def site(
     engine: str = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm."),
     db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
     source: str = typer.Option(None, "--source", help="Force a source: git or github."),
+    github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise)."),
     offline: bool = typer.Option(False, "--offline", help="Read only from the store; no network."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
@@ -39,7 +40,15 @@ def site(
         raise UsageError(f"invalid --lang {lang!r}; valid: zh, en")
     if tz is not None:
         parse_timezone(tz)
-    overrides = {"name": name, "timezone": tz, "language": lang, "threshold": threshold, "engine": engine, "db": db}
+    overrides = {
+        "name": name,
+        "timezone": tz,
+        "language": lang,
+        "threshold": threshold,
+        "engine": engine,
+        "db": db,
+        "github": {"url": github_url} if github_url else {},
+    }
     settings = load_settings(path if not path.startswith("github:") else None, config_file=config, overrides=overrides)
 
     def progress(week: str) -> None:
