@@ -123,3 +123,16 @@ def test_fetch_by_number_for_enriching_a_clone():
         assert got[6823].pr.reviews[0].author == "wuxibin89"
         assert len(got[6825].pr.threads) == 2
         assert f.client.stats.requests == 1
+
+
+def test_first_time_contributors_are_asked_of_github_in_one_request():
+    prs = verl()
+    with serve(FakeGitHub(), prs) as server:
+        week = [p for p in prs if W26_START <= p.merged_at < W26_END]
+        candidates = sorted({p.author for p in week}) + ["someone[bot]"]
+        f = fetcher_for(server)
+        known = f.authors_with_earlier_merges(candidates, W26_START)
+        assert f.client.stats.requests == 1
+        expected = {a for a in candidates if any(p.author == a and p.merged_at < W26_START for p in prs)}
+        assert known == expected | {"someone[bot]"}
+        assert 0 < len(expected) < len(candidates) - 1  # some return, some are new this week
