@@ -17,6 +17,36 @@ from repobrief.store import cache_key, default_db_path, mask_url, open_store
 from repobrief.store.schema import SCHEMA_REVISION
 
 SHANGHAI = timezone(timedelta(hours=8))
+# read at import: the autouse fixture clears REPOBRIEF_* variables before each test
+PG_URL = os.environ.get("REPOBRIEF_TEST_PG_URL")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request, tmp_path):
+    """A fresh store location: a SQLite file, or a new PostgreSQL database when
+    REPOBRIEF_TEST_PG_URL points at a server (`.ci/start-postgres` starts one)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "rb.db")
+        return
+    base = PG_URL
+    if not base:
+        pytest.skip("REPOBRIEF_TEST_PG_URL is not set (see .ci/start-postgres)")
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = make_url(base).set(drivername="postgresql+psycopg")
+    name = f"rb_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def _pr(number: int, merged: datetime, **kw) -> PullRequest:
@@ -82,7 +112,7 @@ def test_reopening_a_migrated_store_does_not_import_alembic(tmp_path):
     assert out.stdout.strip() == "False"
 
 
-def test_pull_requests_round_trip_and_window(tmp_path):
+def test_pull_requests_round_trip_and_window(target):
     monday = datetime(2026, 6, 22, tzinfo=SHANGHAI)
     prs = [
         _pr(1, monday - timedelta(minutes=1)),  # the Sunday before, in Shanghai
@@ -99,7 +129,7 @@ def test_pull_requests_round_trip_and_window(tmp_path):
         ),
         _pr(3, monday + timedelta(days=7)),  # next Monday: outside
     ]
-    with open_store(tmp_path / "rb.db") as store:
+    with open_store(target) as store:
         assert store.save_pull_requests("o/r", prs, source="git") == 3
         got = store.load_pull_requests("o/r", monday, monday + timedelta(days=7))
     assert [p.number for p in got] == [2]
@@ -113,9 +143,9 @@ def test_pull_requests_round_trip_and_window(tmp_path):
     assert (p.discussion_known, p.linked_issues, p.reverts, p.labels) == (True, [7], 1, ["enhancement"])
 
 
-def test_pull_requests_upsert_replaces_and_keeps_repositories_apart(tmp_path):
+def test_pull_requests_upsert_replaces_and_keeps_repositories_apart(target):
     t = datetime(2026, 6, 23, tzinfo=UTC)
-    with open_store(tmp_path / "rb.db") as store:
+    with open_store(target) as store:
         store.save_pull_requests("o/r", [_pr(5, t)], source="github", updated_at={5: t})
         store.save_pull_requests("o/r", [_pr(5, t, title="retitled")], source="github", updated_at={5: t + timedelta(hours=1)})
         store.save_pull_requests("other/r", [_pr(5, t, title="another repo")], source="git")
@@ -128,8 +158,8 @@ def test_pull_requests_upsert_replaces_and_keeps_repositories_apart(tmp_path):
         assert store.repositories() == ["o/r", "other/r"]
 
 
-def test_cache_reports_analyses_and_sync_state(tmp_path):
-    db = tmp_path / "rb.db"
+def test_cache_reports_analyses_and_sync_state(target):
+    db = target
     key = cache_key("gpt-x", "v1", {"messages": [{"role": "user", "content": "hi"}]})
     assert key == cache_key("gpt-x", "v1", {"messages": [{"content": "hi", "role": "user"}]})
     assert key != cache_key("gpt-y", "v1", {"messages": [{"role": "user", "content": "hi"}]})
@@ -165,8 +195,13 @@ def test_cache_reports_analyses_and_sync_state(tmp_path):
         s = store.get_sync_state("o/r", "github")
         assert (s.cursor, s.last_updated, s.extra) == ("next", datetime(2026, 6, 29, tzinfo=UTC), None)
         assert store.get_sync_state("o/r", "git") is None
-    con = sqlite3.connect(db)
-    assert con.execute("SELECT count(*) FROM reports").fetchone()[0] == 2
+    with open_store(db) as store:
+        from sqlalchemy import func, select
+
+        from repobrief.store.schema import reports
+
+        with store._tx("count") as conn:
+            assert conn.execute(select(func.count()).select_from(reports)).scalar() == 2
 
 
 def test_not_a_database_is_a_store_error_and_file_kept(tmp_path):
@@ -229,10 +264,10 @@ def test_default_path_is_under_the_user_data_dir(tmp_path, monkeypatch):
     assert (tmp_path / "data" / "repobrief" / "repobrief.db").is_file()
 
 
-def test_concurrent_writers_from_threads(tmp_path):
+def test_concurrent_writers_from_threads(target):
     from concurrent.futures import ThreadPoolExecutor
 
-    with open_store(tmp_path / "rb.db") as store:
+    with open_store(target) as store:
         def put(i: int) -> None:
             store.cache_put(f"k{i}", model="m", prompt_version="v", response=str(i))
 
@@ -267,3 +302,18 @@ def test_lazy_open_defers_errors_to_first_use_and_works(tmp_path):
         store.repositories()
     with pytest.raises(StoreError, match="is a directory"):
         open_store(tmp_path, lazy=True)
+
+
+def test_postgresql_reopen_is_one_query_and_password_never_shown(target):
+    if not target.startswith("postgresql"):
+        pytest.skip("PostgreSQL only")
+    open_store(target).close()
+    with open_store(target) as store:
+        assert store.dialect == "postgresql"
+        assert "***" in store.display and store.display.count(":") >= 2
+        password = target.split(":")[2].split("@")[0]
+        assert password not in store.display
+    wrong = target.replace(password, "not-the-password")
+    with pytest.raises(StoreError) as e:
+        open_store(wrong)
+    assert "not-the-password" not in str(e.value) and password not in str(e.value)
