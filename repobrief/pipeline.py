@@ -152,6 +152,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         diffs=source.read_diffs(week_prs, DIFF_GLOBS, settings.diff_max_bytes) if week_prs else {},
         themes=themes,
         first_time_authors=first_time or set(),
+        source=source,
     )
     clock.lap("context")
     engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)

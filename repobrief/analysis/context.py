@@ -7,6 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import Settings
 from ..models import PullRequest, Theme
@@ -28,6 +29,7 @@ class AnalysisContext:
     diffs: dict[int, str] = field(default_factory=dict)
     themes: list[Theme] = field(default_factory=list)
     first_time_authors: set[str] = field(default_factory=set)
+    source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
 
     @property
     def project(self) -> str:
