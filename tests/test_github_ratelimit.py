@@ -93,3 +93,13 @@ def test_a_reset_beyond_the_longest_wait_is_an_error_not_a_hang():
             _week_numbers(f)
         assert time.monotonic() - t0 < 5
         assert "rate limit is exhausted" in str(e.value) and "continues where it stopped" in str(e.value)
+
+
+def test_secondary_limit_that_outlasts_the_longest_wait_is_a_clear_error():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue.append(Fault("secondary", seconds=600))
+        f = fetcher_for(server, max_wait=5)
+        with pytest.raises(SourceError) as e:
+            _week_numbers(f)
+        assert "secondary rate limit" in str(e.value) and "wait a few minutes" in str(e.value)
+        assert len(server.log) == 1

@@ -296,7 +296,13 @@ class GitHubClient:
 
     def _error(self, exc: GitHubException) -> SourceError:
         where = self.api_url
+        if isinstance(exc, SecondaryRateLimitExceeded):
+            return SourceError(
+                f"GitHub at {where} asks to wait {_seconds(exc.retry_after):.0f} s (secondary rate limit), beyond the longest wait ({self.max_wait:.0f} s)",
+                "wait a few minutes and run again (`repobrief sync` continues where it stopped); avoid running several syncs at once",
+            )
         if isinstance(exc, RateLimitExceeded):
+            self._record_headers(exc.response.headers)
             return self._rate_limit_error()
         if isinstance(exc, RequestFailed):
             status = exc.response.status_code
@@ -306,6 +312,11 @@ class GitHubClient:
                 return SourceError(
                     f"GitHub at {where} rejected the token from {self.token.origin} (401 {message or 'Bad credentials'})",
                     "the token is wrong, expired or revoked; set GITHUB_TOKEN or GH_TOKEN to a valid one, or run `gh auth login`",
+                )
+            if status in (403, 429) and SECONDARY_MESSAGE.search(message):
+                return SourceError(
+                    f"GitHub at {where} keeps applying its secondary rate limit ({status} {message})",
+                    "wait a few minutes and run again (`repobrief sync` continues where it stopped); avoid running several syncs at once",
                 )
             if status == 403:
                 return SourceError(
