@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 # Canonical change types and the words that mean them.
 TYPE_ALIASES = {
@@ -133,8 +134,10 @@ _ISSUE_REF = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to
 _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
 
 
+@lru_cache(maxsize=4096)
 def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
-    """Strip template boilerplate from a PR body and find the parts that matter."""
+    """Strip template boilerplate from a PR body and find the parts that matter.
+    Cached: the engine, the detectors and the composer all read the same bodies."""
     body = (body or "")[:max_chars]
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]

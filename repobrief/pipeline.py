@@ -7,21 +7,21 @@ the multi-repository runner all call.
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .aggregate import build_facts
-from .analysis.classify import classify
+from .analysis.classify import Classified, classify
 from .analysis.context import AnalysisContext, default_core_paths
-from .analysis.risks import DIFF_GLOBS, week_risks
+from .analysis.risks import files_to_read, week_risks
 from .analysis.themes import WeekSample, build_themes
 from .config import Settings
 from .errors import UsageError
 from .i18n import catalog
-from .models import Report
+from .models import PullRequest, Report
 from .registry import ENGINES, RENDERERS, SOURCES
 from .window import Window
 
@@ -66,6 +66,15 @@ def open_store_for(settings: Settings):
     return open_store(settings.db or None, lazy=True)  # opens while the source is read
 
 
+def _open(target: str, settings: Settings, source_name: str | None, offline: bool, store, enrich_github: str | None):
+    name, location = resolve_target(target, source_name)
+    source_cls = SOURCES.get(name)
+    engine_cls = ENGINES.get(settings.engine)
+    if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
+        store = open_store_for(settings)
+    return source_cls(location, settings, store=store, offline=offline), engine_cls, store
+
+
 def generate_report(
     target: str,
     settings: Settings,
@@ -80,88 +89,175 @@ def generate_report(
     now: datetime | None = None,
 ) -> Report:
     """Build the weekly report for `target` (a clone path or `github:OWNER/REPO`)."""
-    name, location = resolve_target(target, source_name)
-    source_cls = SOURCES.get(name)
-    engine_cls = ENGINES.get(settings.engine)
-    if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
-        store = open_store_for(settings)
-    source = source_cls(location, settings, store=store, offline=offline)
+    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
-        return _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now, offline)
+        clock = _Clock()
+        source.prefetch_authors(window.start)
+        span = read_span(source, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
+        clock.lap("read")
+        if progress:
+            progress("read", len(span.week(window)), len(span.week(window)))
+        engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
+        earlier = source.earlier_authors(window.start)
+        return build_week(span, engine, window, store=store, now=now, clock=clock,
+                          earlier_authors=earlier, diffs=None)
     finally:
         source.close()
 
 
-def _generate(source, engine_cls, settings, window, store, refresh, progress, enrich_github, now, offline=False) -> Report:
-    clock = _Clock()
-    # OWNER/REPO from the flag or config, else the origin remote, else the folder name.
+def generate_reports(
+    target: str,
+    settings: Settings,
+    windows: list[Window],
+    *,
+    refresh: bool = False,
+    progress: Progress | None = None,
+    enrich_github: str | None = None,
+    source_name: str | None = None,
+    offline: bool = False,
+    store=None,
+    now: datetime | None = None,
+):
+    """Reports for many weeks from one read of the history (backfill). Yields
+    `Report`s oldest first; trends come from the same in-memory history."""
+    if not windows:
+        return
+    windows = sorted(windows, key=lambda w: w.start)
+    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
+    try:
+        span = read_span(source, settings, windows[0], windows[-1], store=store, enrich_github=enrich_github, offline=offline)
+        first_seen = source.author_first_seen()
+        everything = [p for w in windows for p in span.week(w)]
+        diffs = read_diffs(source, everything, settings)
+        engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
+        for i, w in enumerate(windows):
+            earlier = None
+            if first_seen is not None:
+                earlier = {a for a, when in first_seen.items() if when < w.start}
+            yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier, diffs=diffs)
+            if progress:
+                progress("weeks", i + 1, len(windows))
+    finally:
+        source.close()
+
+
+def read_diffs(source, prs: list[PullRequest], settings: Settings) -> dict[int, str]:
+    """The diffs detectors need, for all `prs` in one source call."""
+    paths = sorted({p for pr in prs for p in files_to_read(pr)})
+    return source.read_diffs(prs, paths, settings.diff_max_bytes) if paths else {}
+
+
+class Span:
+    """What a source said about a run of weeks, read once: every PR (paths for the
+    baseline, line counts from the calibration weeks on), direct commits, and a
+    cache of each PR's classification."""
+
+    def __init__(self, source, settings: Settings, repository: str, prs: list[PullRequest], direct: list,
+                 detail_start: datetime) -> None:
+        self.source = source
+        self.settings = settings
+        self.repository = repository
+        self.project = repository.rsplit("/", 1)[-1].lower()
+        self.catalog = catalog(settings.language)
+        self.prs = sorted(prs, key=lambda p: p.merged_at)
+        self.direct = direct
+        self.detail_start = detail_start
+        self._classified: dict[int, Classified] = {}
+        self._samples: dict[tuple, WeekSample] = {}
+        self._times = [p.merged_at for p in self.prs]
+
+    def between(self, start: datetime, end: datetime) -> list[PullRequest]:
+        return self.prs[bisect_left(self._times, start):bisect_left(self._times, end)]
+
+    def week(self, window: Window) -> list[PullRequest]:
+        return self.between(window.start, window.end)
+
+    def classified(self, pr: PullRequest) -> Classified:
+        c = self._classified.get(pr.number)
+        if c is None:
+            c = self._classified[pr.number] = classify(pr, self.settings, self.project)
+        return c
+
+    def sample(self, window: Window) -> WeekSample:
+        key = (window.start, window.end)
+        s = self._samples.get(key)
+        if s is None:
+            prs = self.week(window)
+            s = self._samples[key] = WeekSample(window.label, prs, {p.number: self.classified(p) for p in prs})
+        return s
+
+
+def read_span(source, settings: Settings, first: Window, last: Window, *, store=None,
+              enrich_github: str | None = None, offline: bool = False) -> Span:
+    """Read everything the reports of `first` … `last` need, in as few source calls as possible."""
+    periods = _periods(first, settings.baseline_weeks)
+    hist_start = periods[0].start if periods else first.start
+    calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else first.start
+    tz = first.tz
+    prs = {p.number: p for p in source.history(Window(hist_start, last.end, tz, "history"))}
+    # Line counts only from the calibration weeks on: blob diffs are the expensive part of reading git.
+    for p in source.iter_pull_requests(Window(calib_start, last.end, tz, "detail")):
+        prs[p.number] = p
+    direct = source.direct_commits(Window(first.start, last.end, tz, "span"))
     repository = settings.name or source.repository_name() or "repository"
-    cat = catalog(settings.language)
-    project = repository.rsplit("/", 1)[-1].lower()
+    span = Span(source, settings, repository, list(prs.values()), direct, calib_start)
+    if enrich_github:
+        enrich = [p for p in span.prs if p.merged_at >= first.start]
+        if enrich:
+            gh = SOURCES.get("github")(enrich_github, settings, store=store, offline=offline)
+            try:
+                gh.enrich(enrich)
+            finally:
+                gh.close()
+            source.warnings.extend(gh.warnings)
+    return span
 
-    source.prefetch_authors(window.start)
+
+def build_week(span: Span, engine, window: Window, *, store=None, now: datetime | None = None,
+               clock: _Clock | None = None, earlier_authors: set[str] | None = None,
+               diffs: dict[int, str] | None = None) -> Report:
+    """The report of one week from a span that covers it and its baseline."""
+    clock = clock or _Clock()
+    settings, cat, source = span.settings, span.catalog, span.source
     periods = _periods(window, settings.baseline_weeks)
-    calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else window.start
-    history_prs = list(source.history(Window(periods[0].start, window.end, window.tz, "history")))
-    detailed = list(source.iter_pull_requests(Window(calib_start, window.end, window.tz, "calibration")))
-    week_prs = sorted((p for p in detailed if window.contains(p.merged_at)), key=lambda p: p.merged_at)
-    direct = source.direct_commits(window)
-    clock.lap("read")
-    if progress:
-        progress("read", len(week_prs), len(week_prs))
-    if enrich_github and week_prs:
-        gh = SOURCES.get("github")(enrich_github, settings, store=store, offline=offline)
-        try:
-            gh.enrich(week_prs)
-        finally:
-            gh.close()
-        source.warnings.extend(gh.warnings)
-
-    classified = {p.number: classify(p, settings, project) for p in week_prs}
-    buckets: dict[int, list] = {i: [] for i in range(len(periods))}
-    starts = [w.start for w in periods]
-    for p in history_prs:
-        i = bisect_right(starts, p.merged_at) - 1
-        if 0 <= i < len(periods) and periods[i].contains(p.merged_at):
-            buckets[i].append(p)
-    history = [
-        WeekSample(w.label, buckets[i], {p.number: classify(p, settings, project) for p in buckets[i]})
-        for i, w in enumerate(periods)
-    ]
-    week = WeekSample(window.label, week_prs, classified)
-    themes = build_themes(week, history, settings, cat.term, cat.lang)
+    week_prs = span.week(window)
+    classified = {p.number: span.classified(p) for p in week_prs}
+    history = [span.sample(w) for w in periods]
+    themes = build_themes(WeekSample(window.label, week_prs, classified), history, settings, cat.term, cat.lang)
     clock.lap("classify")
 
-    earlier = source.earlier_authors(window.start)
     first_time = None
-    if earlier is not None:
+    if earlier_authors is not None:
         first_time = {
             p.author for p in week_prs
-            if p.author.lower() not in earlier and (p.author_email or "").lower() not in earlier
+            if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
         }
-    calib = [p for p in detailed if p.lines_known and p.files]
+    calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else window.start
+    calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
+    if diffs is None:
+        diffs = read_diffs(source, week_prs, settings)
     ctx = AnalysisContext(
         settings=settings,
         window=window,
         lang=settings.language,
-        repository=repository,
+        repository=span.repository,
         classified=classified,
         calibration_lines=sorted(p.lines for p in calib),
         calibration_files=sorted(len(p.files) for p in calib),
-        core_paths=list(settings.core_paths) or default_core_paths(calib, project),
-        diffs=source.read_diffs(week_prs, DIFF_GLOBS, settings.diff_max_bytes) if week_prs else {},
+        core_paths=list(settings.core_paths) or default_core_paths(calib, span.project),
+        diffs={p.number: diffs[p.number] for p in week_prs if p.number in diffs},
         themes=themes,
         first_time_authors=first_time or set(),
         source=source,
     )
     clock.lap("context")
-    engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
     analyses = engine.analyze_all(week_prs, ctx)
     clock.lap("analyze")
     previous = periods[-1] if periods else None
-    previous_detail = [p for p in detailed if previous.contains(p.merged_at)] if previous and previous.start >= calib_start else None
+    previous_detail = span.week(previous) if previous and previous.start >= span.detail_start else None
+    direct = [c for c in span.direct if window.contains(c.committed_at)]
     facts = build_facts(
-        repository=repository,
+        repository=span.repository,
         window=window,
         settings=settings,
         catalog=cat,
@@ -184,7 +280,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
     if hasattr(source, "stats"):
         info["source_stats"] = dict(source.stats)
     report = Report(
-        repository=repository,
+        repository=span.repository,
         week=window.label,
         timezone=window.tz_name,
         start=window.start,
@@ -204,7 +300,7 @@ def _generate(source, engine_cls, settings, window, store, refresh, progress, en
         generated_at=(now or datetime.now(timezone.utc)).replace(microsecond=0),
     )
     if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
-        store.save_pull_requests(repository, week_prs, type(source).__name__)
+        store.save_pull_requests(span.repository, week_prs, type(source).__name__)
     return report
 
 

@@ -121,3 +121,14 @@ def resolve_window(
         until = until or (now or datetime.now(tz)).astimezone(tz).date().isoformat()
         return date_range_window(since, until, tz)
     return parse_week(week or "last", tz, now)
+
+
+def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -> list[Window]:
+    """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …)."""
+    a, b = parse_week(first, tz, now), parse_week(last, tz, now)
+    if b.start < a.start:
+        raise UsageError(f"--to {last} is before --from {first}; give the earlier week first")
+    weeks = [a]
+    while weeks[-1].start < b.start:
+        weeks.append(weeks[-1].shifted(1))
+    return weeks

@@ -149,10 +149,11 @@ def test_read_diffs_returns_bounded_config_hunks(tmp_path):
     b.commit("rename sched (#40)", "2026-03-03T10:00:00+00:00", {"conf/trainer.yaml": "scheduler: cosine\nlr: 1\n", "x.py": "y\n"})
     src = GitSource(str(b.path))
     prs = list(src.iter_pull_requests(W10))
-    diffs = src.read_diffs(prs, ["*.yaml"], 10_000)
+    diffs = src.read_diffs(prs, ["conf/trainer.yaml"], 10_000)
     assert "-sched: cosine" in diffs[40] and "+scheduler: cosine" in diffs[40]
     assert "x.py" not in diffs[40]
-    assert len(src.read_diffs(prs, ["*.yaml"], 20)[40]) == 20
+    assert len(src.read_diffs(prs, ["conf/trainer.yaml"], 20)[40]) == 20
+    assert src.read_diffs(prs, [], 100) == {}
 
 
 def test_history_reads_paths_without_line_counts(flask_like):

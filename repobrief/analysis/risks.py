@@ -19,9 +19,24 @@ from .context import AnalysisContext, percentile
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
-# Basename globs of files whose content detectors read (config keys, versions).
-DIFF_GLOBS = ["*.yaml", "*.yml", "*.toml", "*.json", "*.cfg", "*.ini", "*config*.py", "Dockerfile*", "*.dockerfile",
-              "requirements*.txt", "setup.py", "*.md", "*.rst", "version*", "VERSION", "__init__.py"]
+_VERSION_DOCS = re.compile(r"readme|install|quickstart|getting.?started|docker|release|changelog|faq|upgrad", re.I)
+
+
+def files_to_read(pr: PullRequest) -> list[str]:
+    """The files of a PR whose diff a detector needs: config files that lost lines
+    (renamed or removed keys), and added lines of dependency manifests, version
+    files and install/release docs (version strings). Reading only these keeps
+    the diff pass small; the rest of a PR's content is never needed offline."""
+    out = []
+    for f in pr.files:
+        p = f.path
+        if fk.is_config(p) and (f.deleted is None or f.deleted > 0):
+            out.append(p)
+        elif (f.added or 0) > 0 and (
+            fk.is_dependency(p) or fk.base(p).lower().startswith("version") or (fk.is_doc(p) and _VERSION_DOCS.search(p))
+        ):
+            out.append(p)
+    return out
 
 _CONFIG_WORDS = re.compile(r"\b(?:rename[sd]?|renaming|deprecat\w*|remov\w*|drop\w*)\b.{0,60}\b(?:config\w*|option\w*|arg\w*|flag\w*|keys?|param\w*|setting\w*|field\w*)\b", re.I)
 _DEP_WORDS = re.compile(r"\b(?:bump\w*|upgrad\w*|pin\w*|downgrad\w*|requir\w*)\b.{0,40}\b(?:version|==|>=|\d+\.\d+)", re.I)

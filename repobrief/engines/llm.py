@@ -268,7 +268,8 @@ class LLMEngine(Engine):
         source = getattr(ctx, "source", None)
         if source is not None and hasattr(source, "read_diffs"):
             try:
-                return source.read_diffs(prs, ["*"], DIFF_MAX_BYTES) or {}
+                paths = sorted({f.path for pr in prs for f in pr.files})  # read_diffs takes exact paths
+                return source.read_diffs(prs, paths, DIFF_MAX_BYTES) or {}
             except Exception as e:  # noqa: BLE001 - diffs are an optional input
                 self.acct.fallbacks.append({"unit": "diffs", "reason": f"could not read diffs: {e}"})
         return dict(getattr(ctx, "diffs", {}) or {})

@@ -48,10 +48,15 @@ class Source(ABC):
         """Everyone who authored a change before `before` (None: unknown)."""
         return None
 
+    def author_first_seen(self) -> dict[str, datetime] | None:
+        """When each author (name and e-mail, lower-case) first committed; None: unknown.
+        Used when many weeks are reported at once."""
+        return None
+
     def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
-        """Unified diffs (added/removed lines) of `prs` limited to files whose base name
-        matches one of the globs `paths` (`*.yaml`, `Dockerfile*`), at most `max_bytes`
-        per PR. Empty when the source has no diffs."""
+        """Unified diffs (added/removed lines) of `prs`, limited to the files `paths`
+        (paths relative to the repository root), at most `max_bytes` per PR.
+        Empty when the source has no diffs."""
         return {}
 
     def default_timezone(self) -> str | None:

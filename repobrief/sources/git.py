@@ -17,7 +17,6 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from fnmatch import fnmatch
 from pathlib import Path
 
 from ..errors import SourceError
@@ -405,6 +404,19 @@ class GitSource(Source):
         self._authors_before = (before, names)
         return names
 
+    def author_first_seen(self) -> dict[str, datetime] | None:
+        """One `git log` over the whole history (no diffs): first commit time per author."""
+        seen: dict[str, datetime] = {}
+        for rec in self._stream(["log", "--reverse", "--format=%x1e%an%x1f%ae%x1f%cI", self.tip]):
+            parts = rec.strip().split(b"\x1f")
+            if len(parts) != 3:
+                continue
+            when = datetime.fromisoformat(parts[2].decode())
+            for key in (parts[0].decode("utf-8", "replace").strip().lower(), parts[1].decode("utf-8", "replace").strip().lower()):
+                if key and (key not in seen or when < seen[key]):
+                    seen[key] = when
+        return seen
+
     def close(self) -> None:
         if self._authors_proc is not None:
             self._authors_proc[1].kill()
@@ -412,40 +424,23 @@ class GitSource(Source):
             self._authors_proc = None
 
     def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
-        """Added/removed lines of the PRs' files matching `paths`, one `git log` for all."""
-        wanted: dict[str, int] = {}
-        for pr in prs:
-            if pr.sha and any(_match_any(f.path, paths) for f in pr.files):
-                wanted[pr.sha] = pr.number
+        """Diffs (-U0) of the PRs limited to `paths`, one `git log --stdin` for all:
+        commits, then `--`, then the paths go in on standard input (no length limit)."""
+        wanted = {pr.sha: pr.number for pr in prs if pr.sha and any(f.path in paths for f in pr.files)} if paths else {}
         if not wanted:
             return {}
-        args = [
-            "git", "-C", str(self.path), "log", "--no-walk=unsorted", "-p", "-U0", "--no-renames",
-            "--diff-merges=first-parent", "--no-color", "--no-ext-diff", "--format=%x1e%H", *wanted, "--",
-            *[f":(glob)**/{p}" for p in paths],
-        ]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env())
-        self.stats["git_calls"] += 1
-        out: dict[int, list[bytes]] = {}
-        sizes: dict[int, int] = {}
-        current: int | None = None
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith(b"\x1e"):
-                current = wanted.get(line[1:].strip().decode())
-                continue
-            if current is None or sizes.get(current, 0) >= max_bytes:
-                continue
-            if line.startswith((b"diff --git", b"+++", b"---", b"+", b"-", b"@@")):
-                out.setdefault(current, []).append(line)
-                sizes[current] = sizes.get(current, 0) + len(line)
-        proc.wait()
-        return {n: b"".join(v)[:max_bytes].decode("utf-8", "replace") for n, v in out.items()}
-
-
-def _match_any(path: str, names: list[str]) -> bool:
-    base = path.rsplit("/", 1)[-1]
-    return any(fnmatch(base, g) for g in names)
+        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
+                "--no-color", "--no-ext-diff", "--format=%x1e%H"]
+        stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in paths)]).encode("utf-8", "replace") + b"\n"
+        out: dict[int, str] = {}
+        # Records are cut to max_bytes as they arrive: with -U0 nearly every line is a
+        # +/- line, and slicing bytes is far cheaper than filtering lines in Python.
+        for rec in self._stream(args, stdin=stdin):
+            sha, _, diff = rec.partition(b"\n")
+            number = wanted.get(sha.strip().decode())
+            if number is not None and diff:
+                out[number] = diff[:max_bytes].decode("utf-8", "replace")
+        return out
 
 
 def _parse_record(rec: bytes) -> _RawCommit | None:
