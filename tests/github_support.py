@@ -45,7 +45,8 @@ def client_for(server: FakeGitHub, token: str = TOKEN, *, waits: list | None = N
 def fetcher_for(server: FakeGitHub, repo: str = REPO, **kw) -> PullRequestFetcher:
     page_size = kw.pop("page_size", None)
     cap = kw.pop("search_cap", 1000)
-    f = PullRequestFetcher(client_for(server, **kw), repo, search_cap=cap)
+    branch = kw.pop("branch", None)
+    f = PullRequestFetcher(client_for(server, **kw), repo, search_cap=cap, branch=branch)
     if page_size:
         f.page_size = page_size
     return f

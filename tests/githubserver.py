@@ -104,6 +104,7 @@ class FakeRepository:
     name: str
     private: bool = False
     prs: dict[int, FakePullRequest] = field(default_factory=dict)
+    default_branch: str = "main"
 
 
 _NUMBER = re.compile(r"\s*\(#(\d+)\)\s*$")
@@ -582,6 +583,7 @@ class _Root(dict):
         return {
             "__typename": "Repository",
             "nameWithOwner": repo.name,
+            "defaultBranchRef": {"name": repo.default_branch},
             "isPrivate": repo.private,
             "url": f"https://github.com/{repo.name}",
             "pullRequest": pull_request,

@@ -136,3 +136,21 @@ def test_first_time_contributors_are_asked_of_github_in_one_request():
         expected = {a for a in candidates if any(p.author == a and p.merged_at < W26_START for p in prs)}
         assert known == expected | {"someone[bot]"}
         assert 0 < len(expected) < len(candidates) - 1  # some return, some are new this week
+
+
+def test_prs_merged_into_other_branches_are_left_out(tmp_path):
+    from repobrief.github.sync import sync_repository
+    from repobrief.store import open_store
+
+    prs = verl(W26_START, W26_END)
+    backport = _big_pr(9001, datetime(2026, 6, 25, tzinfo=UTC))
+    backport.base = "release/v0.8"
+    with serve(FakeGitHub(), prs + [backport]) as server:
+        f = fetcher_for(server)
+        numbers = {x.pr.number for x in f.merged_between(W26_START, W26_END)}
+        assert f.branch == "main" and 9001 not in numbers and len(numbers) == 22
+        with open_store(tmp_path / "s.db") as store:
+            result = sync_repository(fetcher_for(server), store, W26_START, now=W26_END)
+            assert result.new == 22 and store.get_pull_request("verl-project/verl", 9001) is None
+        # a report on the release branch (config `branch`) sees only that one
+        assert [x.pr.number for x in fetcher_for(server, branch="release/v0.8").merged_between(W26_START, W26_END)] == [9001]

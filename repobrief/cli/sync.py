@@ -62,7 +62,7 @@ def sync(
         token = resolve_token(settings.github.token, url)
         gh = settings.github
         with GitHubClient(token, url, on_wait=on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait) as client:
-            fetcher = PullRequestFetcher(client, repository)
+            fetcher = PullRequestFetcher(client, repository, branch=settings.branch or None)
 
             def on_page(result) -> None:
                 if not quiet:

@@ -51,6 +51,7 @@ class PullRequestFetcher:
         *,
         search_cap: int = SEARCH_CAP,
         page_size: int = queries.SEARCH_PAGE,
+        branch: str | None = None,
     ) -> None:
         self.client = client
         self.repository = repository
@@ -58,6 +59,12 @@ class PullRequestFetcher:
         self.search_cap = search_cap
         self.page_size = page_size
         self.splits = 0  # how many times a range was split to stay under the cap
+        # the branch a report covers: the configured one, else the repository's
+        # default (learnt from the first search); PRs merged elsewhere are left out
+        self.branch = branch or None
+
+    def on_branch(self, f: Fetched) -> bool:
+        return self.branch is None or f.pr.base_branch in (None, self.branch)
 
     # ------------------------------------------------------------------ search
 
@@ -89,6 +96,8 @@ class PullRequestFetcher:
             if data.get("repository") is None and not errors:
                 errors = [{"type": "NOT_FOUND", "message": f"Could not resolve to a Repository with the name '{self.repository}'."}]
             raise self.client.graphql_error(errors, self.repository)
+        if self.branch is None:
+            self.branch = ((data["repository"].get("defaultBranchRef") or {}).get("name")) or None
 
     def merged_between(self, start: datetime, end: datetime) -> Iterator[Fetched]:
         """PRs merged in [start, end), splitting ranges that exceed the search cap."""
@@ -111,9 +120,9 @@ class PullRequestFetcher:
             yield from self.merged_between(start, middle)
             yield from self.merged_between(middle, end)
             return
-        yield from first
+        yield from (f for f in first if self.on_branch(f))
         for _count, page, _cursor, _more in pages:
-            yield from page
+            yield from (f for f in page if self.on_branch(f))
 
     def by_numbers(self, numbers: list[int], batch: int = 20) -> dict[int, Fetched | None]:
         """Fetch PRs by number, `batch` per request; unknown numbers map to None."""

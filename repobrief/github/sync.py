@@ -139,7 +139,7 @@ def sync_repository(
         count, page, end_cursor, has_next = next(pages)
         pages.close()
         result.pages += 1
-        _save(store, repo, page, known, result)
+        _save(fetcher, store, repo, page, known, result)
         if not page:
             break
         page_max = max(f.updated_at for f in page)
@@ -167,10 +167,12 @@ def sync_repository(
 _ABSENT = object()
 
 
-def _save(store, repo: str, page: list[Fetched], known: dict, result: SyncResult) -> None:
+def _save(fetcher, store, repo: str, page: list[Fetched], known: dict, result: SyncResult) -> None:
     """Upsert the PRs of a page that are new or changed; count what was skipped."""
     changed = []
     for f in page:
+        if not fetcher.on_branch(f):
+            continue  # merged into another branch (a release branch): not the report's
         if f.pr.number in result.seen and known.get(f.pr.number) == f.updated_at:
             continue  # the boundary PR that starts the next page: already counted
         result.seen.add(f.pr.number)

@@ -89,7 +89,9 @@ class GitHubSource(Source):
             self._client = GitHubClient(
                 token, url, on_wait=self._on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait
             )
-            self._fetcher = PullRequestFetcher(self._client, self.repository, search_cap=self._search_cap or SEARCH_CAP)
+            self._fetcher = PullRequestFetcher(
+                self._client, self.repository, search_cap=self._search_cap or SEARCH_CAP, branch=self.settings.branch or None
+            )
         return self._fetcher
 
     @property
