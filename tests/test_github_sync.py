@@ -154,3 +154,13 @@ def test_online_source_stores_the_week_it_read(tmp_path):
         src.close()
         offline = GitHubSource("verl-project/verl", Settings(), store=store, offline=True)
         assert [p.number for p in offline.iter_pull_requests(week)] == [p.number for p in prs]
+
+
+def test_many_prs_updated_in_the_same_second_do_not_stall_the_sync(tmp_path):
+    prs = verl(W26_START, W26_END)
+    for p in prs:  # e.g. a bulk relabelling touched every PR at once
+        p.updated_at = NOW
+    with serve(FakeGitHub(), prs) as server, open_store(tmp_path / "s.db") as store:
+        result = sync_repository(fetcher_for(server, page_size=5), store, W26_START, now=NOW)
+        assert result.new == 22 and set(_rows(store).values()) == {1}
+        assert result.pages <= 6  # the cursor moved on instead of repeating the same page
