@@ -268,7 +268,8 @@ def read_config_file(path: Path) -> dict:
 PUBLISH_ENV = ("REPOBRIEF_PUBLISH_TARGET", "REPOBRIEF_PUBLISH_WEBHOOK", "REPOBRIEF_PUBLISH_SECRET", "REPOBRIEF_PUBLISH_LINK")
 
 # REPOBRIEF_* variables that are not settings: where data and templates live.
-NON_SETTING_ENV = {"REPOBRIEF_DATA_DIR", "REPOBRIEF_TEMPLATES", "REPOBRIEF_SHARED_DATA"}
+NON_SETTING_ENV = {"REPOBRIEF_DATA_DIR", "REPOBRIEF_TEMPLATES", "REPOBRIEF_SHARED_DATA",
+                   "REPOBRIEF_TEST_PG_URL", "REPOBRIEF_TEST_PG_DIR"}  # the last two: the PostgreSQL tests' server
 
 # Environment variables that have a meaning outside repobrief too.
 _FOREIGN_ENV = {

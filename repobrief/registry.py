@@ -4,7 +4,7 @@ The core looks backends up by name and never imports a concrete one. Built-ins
 are listed as import paths so that a lookup imports only the backend it needs
 (start-up time matters: a one-week report should take well under a second);
 third parties add theirs through the entry-point groups `repobrief.sources`,
-`repobrief.engines`, `repobrief.renderers` and `repobrief.publishers`, or by
+`repobrief.engines`, `repobrief.renderers`, `repobrief.publishers` and `repobrief.executors`, or by
 calling `register` at import time.
 """
 
@@ -105,6 +105,16 @@ PUBLISHERS = Registry(
         "dingtalk": "repobrief.publish.dingtalk:DingTalkPublisher",
         "wecom": "repobrief.publish.wecom:WeComPublisher",
         "webhook": "repobrief.publish.webhook:WebhookPublisher",
+    },
+)
+
+# Executors run `repobrief run`'s repository jobs (`repobrief.executors.Executor` subclasses).
+EXECUTORS = Registry(
+    "executor",
+    {
+        "local": "repobrief.executors:LocalExecutor",
+        "threads": "repobrief.executors:ThreadExecutor",
+        "serial": "repobrief.executors:SerialExecutor",
     },
 )
 

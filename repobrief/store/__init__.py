@@ -149,6 +149,10 @@ class Store:
             return
         if self.dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
+
+            # One multi-row statement may not touch a key twice, and concurrent writers that
+            # lock rows in the same (key) order cannot deadlock each other.
+            rows = sorted({tuple(r[k] for k in keys): r for r in rows}.values(), key=lambda r: tuple(r[k] for k in keys))
         else:
             from sqlalchemy.dialects.sqlite import insert
         stmt = insert(table)
@@ -223,6 +227,7 @@ class Store:
                 pr_to_row(pr, repository_id=rid, source=source, updated_at=(updated_at or {}).get(pr.number), now=now)
                 for pr in prs
             ]
+            rows.sort(key=lambda r: r["number"])  # the same lock order in every writer, chunk after chunk
             # executemany in chunks keeps PostgreSQL's parameter limit out of reach
             for i in range(0, len(rows), 500):
                 self._upsert(conn, self._t.pull_requests, rows[i : i + 500], ["repository_id", "number"])
@@ -460,6 +465,8 @@ def _store_error(message: str, exc: BaseException) -> StoreError:
         hint = "the file is not a repobrief database; choose another path with --db"
     elif "unable to open" in low:
         hint = "check that the folder exists and is writable, or choose another location with --db"
+    elif "connection" in low or "password authentication" in low or "could not translate host" in low or "timeout" in low:
+        hint = "check the host, port, user, password and database name in --db (or REPOBRIEF_DB), and that the server is running"
     return StoreError(f"{message}: {detail}", hint)
 
 
@@ -522,8 +529,10 @@ def _url_engine(url: str):
             f"unsupported database URL {shown}: {u.drivername!r} is not supported",
             "use SQLite (a file path) or postgresql://USER:PASSWORD@HOST/DB",
         )
+    # Fail within seconds, not the OS's minutes, when the host does not answer.
+    connect_args = {} if "connect_timeout" in u.query else {"connect_timeout": 10}
     try:
-        return create_engine(u, pool_pre_ping=True), u.render_as_string(hide_password=True)
+        return create_engine(u, pool_pre_ping=True, connect_args=connect_args), u.render_as_string(hide_password=True)
     except (NoSuchModuleError, ModuleNotFoundError, ImportError):
         raise StoreError(
             f"cannot open the store {shown}: the PostgreSQL driver is not installed",
@@ -562,6 +571,10 @@ def _migrate(engine, display: str) -> None:
                 "upgrade repobrief, or use another database with --db",
             )
         with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                # Several processes opening a new database at once: one migrates, the others
+                # wait here and then find (inside the lock) that the schema is at head.
+                conn.execute(text("SELECT pg_advisory_xact_lock(7206218623865341952)"))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
     except SQLAlchemyError as e:

@@ -1,0 +1,159 @@
+"""`repobrief run --config team.toml`: every repository of a team config, concurrently,
+and an optional ecosystem digest across them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ..errors import RepobriefError, UsageError
+from . import app
+
+
+class PartialFailure(RepobriefError):
+    """Some repositories of a run failed; the others were reported."""
+
+    exit_code = 8
+
+
+class _RunProgress:
+    """One line per finished repository on stderr; a progress bar as well when stderr is a terminal."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled
+        self._bar = None
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(TextColumn("repositories"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task("run", total=total)
+
+    def start(self) -> None:
+        if self._bar is not None:
+            self._bar.start()
+
+    def __call__(self, res) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if res.ok:
+            first = next(iter(res.reports.values()), None)
+            prs = f"{first['stats']['merged_prs']} PRs, " if first else ""
+            line = f"[{self.done}/{self.total}] {res.label}: {prs}{len(res.files)} files in {res.seconds:.1f} s"
+            if res.published:
+                line += f", posted to {', '.join(res.published)}"
+        else:
+            line = f"[{self.done}/{self.total}] FAILED {res.label}: {res.error}"
+        if self._bar is not None:
+            self._bar.console.print(line, markup=False, highlight=False)
+            self._bar.advance(self._task)
+        else:
+            typer.echo(line, err=True)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+@app.command(no_args_is_help=True)
+def run(
+    config: Path = typer.Option(..., "--config", "-c", help="Team config (TOML) listing the repositories; see docs/scaling.md."),
+    week: str = typer.Option(None, "--week", help="ISO week (2026-W26), 'last' (default: the last complete week) or 'this'."),
+    digest: bool = typer.Option(False, "--digest", help="Also write the ecosystem digest (Markdown + JSON, in the [digest] languages)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: the config's `out`, relative to it)."),
+    db: str = typer.Option(None, "--db", help="Shared store for PRs and rendered reports: a SQLite file or postgresql://… URL."),
+    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
+    executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads or serial."),
+    only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name or source); repeatable."),
+    no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
+    offline: bool = typer.Option(False, "--offline", help="No network: git sources read clones, github sources read the store."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
+) -> None:
+    """Report every repository of a team config for one week, concurrently; one failing repository does not stop the others."""
+    from ..registry import EXECUTORS
+    from ..team import JobResult, load_team, plan_jobs, run_jobs
+
+    team = load_team(config)
+    ts = team.settings
+    executor = executor or ts.executor
+    if executor not in EXECUTORS.names():
+        import difflib
+
+        near = difflib.get_close_matches(executor, EXECUTORS.names(), n=1)
+        raise UsageError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS.names())}",
+                         f"did you mean {near[0]!r}?" if near else None)
+    if only:
+        keep = [i for i, e in enumerate(team.entries) if e.name in only or e.source in only]
+        missing = set(only) - {team.entries[i].name for i in keep} - {team.entries[i].source for i in keep}
+        if missing:
+            raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}",
+                             "valid: " + ", ".join(e.name or e.source for e in team.entries))
+        team.entries = [team.entries[i] for i in keep]
+        team.overrides = [team.overrides[i] for i in keep]
+    jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out)
+    store_url = next((j.db for j in jobs if j.db), "")
+    if store_url:
+        # A store that cannot be opened (bad URL, server down, wrong password) stops the run before any work.
+        from ..store import open_store
+
+        open_store(store_url).close()
+
+    progress = _RunProgress(len(jobs) + len(failed), not quiet)
+    for res in failed:
+        progress(res)
+    progress.start()
+    try:
+        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress)
+    finally:
+        progress.stop()
+    results = sorted(failed + results, key=lambda r: r.index)
+    bad: list[JobResult] = [r for r in results if not r.ok]
+
+    if digest:
+        _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet)
+
+    for r in bad:
+        typer.echo(f"error: {r.label}: {r.error}", err=True)
+        if r.hint:
+            typer.echo(f"  hint: {r.hint}", err=True)
+    if not quiet:
+        typer.echo(f"{len(results) - len(bad)} of {len(results)} repositories reported"
+                   + (f", {len(bad)} failed" if bad else ""), err=True)
+    if bad:
+        if len(bad) == len(results):
+            raise PartialFailure(f"all {len(results)} repositories failed", "see the errors above")
+        raise PartialFailure(f"{len(bad)} of {len(results)} repositories failed; the others were written",
+                             "fix the failing repositories and run again with --only NAME")
+
+
+def _write_digest(results, ts, folder: Path, quiet: bool) -> None:
+    from ..digest import build_digest, digest_file_name, render_digest_md
+    from .report import write_atomically
+
+    failed = [{"repository": r.label, "error": r.error} for r in results if not r.ok]
+    files: dict[Path, str] = {}
+    for lang in ts.digest.languages:
+        reports = [r.reports[lang] for r in results if r.ok and lang in r.reports]
+        if not reports:
+            continue
+        d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed)
+        files[folder / digest_file_name(d, "md")] = render_digest_md(d)
+        files[folder / digest_file_name(d, "json")] = json.dumps(d, ensure_ascii=False, indent=2) + "\n"
+    if not files:
+        if not quiet:
+            typer.echo("no digest: no repository was reported", err=True)
+        return
+    write_atomically(files)
+    if not quiet:
+        for p in files:
+            typer.echo(f"wrote {p}", err=True)
+
+
+__all__ = ["PartialFailure", "run"]

@@ -1,0 +1,120 @@
+"""Executors: where `repobrief run` runs its repository jobs.
+
+An executor has one method, `run(jobs, on_result)`, which runs
+`repobrief.team.run_job` for every job and returns the results in job order,
+calling `on_result` as each finishes (for progress). Executors are looked up by
+name in `repobrief.registry.EXECUTORS`, so a cluster executor (Ray: one remote
+task per job, the output folder on shared storage, the store on PostgreSQL)
+plugs in beside the local ones without touching the runner.
+
+- `local` (the default): worker processes on this machine. The report pipeline
+  is Python (the GIL) around one `git log` subprocess per repository, so
+  processes are what use a second core; bench/bench_run.py measures it.
+- `threads`: worker threads in this process, for callers that must not fork
+  (and for comparison in the benchmark).
+- `serial`: one job after another in this process (debugging, profiling).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent import futures
+from typing import ClassVar
+
+from .team import JobResult, RepoJob, run_job
+
+OnResult = Callable[[JobResult], None]
+
+
+class Executor(ABC):
+    """Runs repository jobs. Subclasses implement `run`."""
+
+    name: ClassVar[str]
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers
+
+    def worker_count(self, jobs: int) -> int:
+        return max(1, min(jobs, self.workers or os.cpu_count() or 1))
+
+    @abstractmethod
+    def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        """Run every job; return one `JobResult` per job, in the jobs' order."""
+
+
+class SerialExecutor(Executor):
+    name = "serial"
+
+    def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        results = []
+        for job in jobs:
+            results.append(run_job(job))
+            if on_result:
+                on_result(results[-1])
+        return results
+
+
+class _PoolExecutor(Executor):
+    def _pool(self, workers: int) -> futures.Executor:
+        raise NotImplementedError
+
+    def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        if not jobs:
+            return []
+        results: dict[int, JobResult] = {}
+        with self._pool(self.worker_count(len(jobs))) as pool:
+            pending = {pool.submit(run_job, job): job for job in jobs}
+            for fut in futures.as_completed(pending):
+                job = pending[fut]
+                try:
+                    res = fut.result()
+                except Exception as e:  # noqa: BLE001 - a worker died (killed, out of memory): that job failed
+                    res = JobResult(job.index, job.label, False, error=f"the worker failed ({type(e).__name__}: {e})",
+                                    hint="run this repository alone with `repobrief report` to see why", exit_code=1,
+                                    stage="worker")
+                results[job.index] = res
+                if on_result:
+                    on_result(res)
+        return [results[job.index] for job in jobs]
+
+
+class LocalExecutor(_PoolExecutor):
+    """Worker processes. Forked where the platform allows it: the workers inherit the
+    parent's imported modules instead of importing repobrief again."""
+
+    name = "local"
+
+    def _pool(self, workers: int) -> futures.Executor:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+
+    def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        _warm_imports(jobs)
+        return super().run(jobs, on_result)
+
+
+class ThreadExecutor(_PoolExecutor):
+    name = "threads"
+
+    def _pool(self, workers: int) -> futures.Executor:
+        return futures.ThreadPoolExecutor(workers, thread_name_prefix="repobrief-job")
+
+
+def _warm_imports(jobs: Sequence[RepoJob]) -> None:
+    """Import what every job needs once, before forking, so each worker does not."""
+    from . import pipeline  # noqa: F401
+    from .registry import ENGINES, RENDERERS, SOURCES
+
+    for job in jobs:
+        for name in {"git", job.target.partition(":")[0]} & set(SOURCES.names()):
+            SOURCES.get(name)
+        ENGINES.get(job.settings.engine)
+        for fmt in job.formats:
+            RENDERERS.get(fmt)
+    from . import serialize  # noqa: F401
+
+
+__all__ = ["Executor", "LocalExecutor", "SerialExecutor", "ThreadExecutor"]
