@@ -258,6 +258,12 @@ class LLMEngine(Engine):
 
     def analyze_all(self, prs: list[PullRequest], ctx: AnalysisContext) -> dict[int, PRAnalysis]:
         self._setup(getattr(ctx, "settings", None))
+        # One engine may write several weeks (backfill): budget and accounting are per report.
+        from ..llm.client import Accounting
+
+        self._deadline = time.monotonic() + self._llm.budget_seconds
+        self.acct = Accounting(model=self._llm.model)
+        self.input_cuts = {}
         self._ctx = ctx
         self._lang = getattr(ctx, "lang", None) or self.settings.language
         hints = self.offline().analyze_all(prs, ctx)
@@ -364,7 +370,7 @@ class LLMEngine(Engine):
                 return analysis
             if attempt == 0:
                 self.acct.repair_retries += 1
-                messages = inp.messages + [{"role": "assistant", "content": text or ""}, retry_message(problems)]
+                messages = inp.messages + [{"role": "assistant", "content": (text or "")[:6000]}, retry_message(problems)]
         reason = "; ".join(problems[:3])
         self._fallback(f"pr:{pr.number}", reason)
         return replace(hint, engine="offline", fallback_reason=reason)
@@ -414,7 +420,7 @@ class LLMEngine(Engine):
             importance_reasons=reasons,
             key_contribution=out.key_contribution.strip(),
             risks=risks,
-            discussion_summary=(out.discussion_summary or None) if pr.discussion_known else None,
+            discussion_summary=((out.discussion_summary or "").strip() or hint.discussion_summary) if pr.discussion_known else None,
             gist=hint.gist,
             engine="llm",
             fallback_reason=None,
@@ -440,7 +446,12 @@ class LLMEngine(Engine):
         self._setup(getattr(facts, "settings", None) or self.settings)
         view = facts_view(facts)
         self._lang = view.lang or self._lang
-        return _run(self._compose(view, base_sections, base_card))
+        if self.progress:
+            self.progress("compose", 0, 1)
+        out = _run(self._compose(view, base_sections, base_card))
+        if self.progress:
+            self.progress("compose", 1, 1)
+        return out
 
     async def _compose(self, view: FactsView, base: Sections, base_card: Card) -> tuple[Sections, Card]:
         from ..llm.client import UnitFailed
@@ -496,7 +507,7 @@ class LLMEngine(Engine):
                     break
                 self.acct.repair_retries += 1
                 conv = messages + [
-                    {"role": "assistant", "content": text or ""},
+                    {"role": "assistant", "content": (text or "")[:12000]},
                     retry_message([p for ps in problems_by_unit.values() for p in ps]),
                 ]
         finally:
