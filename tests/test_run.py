@@ -1,0 +1,320 @@
+"""`repobrief run`: several repositories in one run (real replayed histories and small
+synthetic repositories), one failing without stopping the others, reports equal
+to single `repobrief report` runs, the ecosystem digest, config errors, the
+executor seam and per-repository publish targets (a real loopback receiver)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepoBuilder
+from receivers import Receiver, json_response, loopback_server_fixture
+
+from repobrief.cli import main
+from repobrief.errors import ConfigError, SourceError
+
+WEEK = "2026-W04"  # verl merged 22 PRs and flask 8 commits that week
+server = loopback_server_fixture()
+
+
+def cli(argv: list[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_team(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = folder / "team.toml"
+    cfg.write_text(text, encoding="utf-8")
+    return cfg
+
+
+def _strip_volatile(report: dict) -> dict:
+    report = dict(report)
+    report.pop("generated_at", None)
+    report["engine"] = {k: v for k, v in report["engine"].items() if k != "timings_ms"}
+    return report
+
+
+# ------------------------------------------------------------------ verl + flask + two failures
+
+
+@pytest.fixture(scope="module")
+def team_run(verl_repo, flask_repo, tmp_path_factory):
+    root = tmp_path_factory.mktemp("team")
+    (root / "plain").mkdir()  # a folder that is not a git repository: a broken source
+    cfg = write_team(root, f"""
+out = "out"
+formats = ["md", "json"]
+
+[digest]
+languages = ["zh", "en"]
+highlights = 3
+
+[[repositories]]
+source = "{verl_repo}"
+name = "verl-project/verl"
+timezone = "Asia/Shanghai"
+languages = ["zh", "en"]
+
+[[repositories]]
+source = "missing-clone"          # relative to team.toml: does not exist
+name = "acme/missing"
+
+[[repositories]]
+source = "{flask_repo}"
+name = "pallets/flask"
+timezone = "America/Los_Angeles"
+threshold = 4.0
+
+[[repositories]]
+source = "plain"
+name = "acme/plain"
+""")
+    code, out, err = cli(["run", "--config", str(cfg), "--week", WEEK, "--digest"])
+    return {"root": root, "out": root / "out", "code": code, "stdout": out, "stderr": err,
+            "verl": verl_repo, "flask": flask_repo}
+
+
+def test_one_failing_repository_does_not_stop_the_others(team_run):
+    assert team_run["code"] == 8, team_run["stderr"]
+    err = team_run["stderr"]
+    missing = team_run["root"] / "missing-clone"
+    assert f"error: acme/missing: path '{missing}' does not exist" in err
+    assert "error: acme/plain:" in err and "git" in err.split("error: acme/plain:")[1].splitlines()[0]
+    assert "2 of 4 repositories reported, 2 failed" in err
+    assert "[4/4]" in err  # progress: one line per finished repository
+    out = team_run["out"]
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == sorted([
+        f"ecosystem-{WEEK}.en.json", f"ecosystem-{WEEK}.en.md", f"ecosystem-{WEEK}.zh.json", f"ecosystem-{WEEK}.zh.md",
+        f"pallets__flask/pallets__flask-{WEEK}.zh.json", f"pallets__flask/pallets__flask-{WEEK}.zh.md",
+        f"verl-project__verl/verl-project__verl-{WEEK}.en.json", f"verl-project__verl/verl-project__verl-{WEEK}.en.md",
+        f"verl-project__verl/verl-project__verl-{WEEK}.zh.json", f"verl-project__verl/verl-project__verl-{WEEK}.zh.md",
+    ])
+
+
+@pytest.mark.parametrize("repo,name,args,lang", [
+    ("verl", "verl-project/verl", ["--tz", "Asia/Shanghai"], "zh"),
+    ("verl", "verl-project/verl", ["--tz", "Asia/Shanghai"], "en"),
+    ("flask", "pallets/flask", ["--tz", "America/Los_Angeles", "--threshold", "4.0"], "zh"),
+])
+def test_reports_equal_single_report_runs(team_run, tmp_path, repo, name, args, lang):
+    code, _, err = cli(["report", str(team_run[repo]), "--name", name, "--week", WEEK, "--lang", lang, *args,
+                        "--format", "md,json", "--out", str(tmp_path), "-q"])
+    assert code == 0, err
+    stem = f"{name.replace('/', '__')}-{WEEK}.{lang}"
+    ran = team_run["out"] / name.replace("/", "__")
+    assert (ran / f"{stem}.md").read_text() == (tmp_path / f"{stem}.md").read_text()
+    single = json.loads((tmp_path / f"{stem}.json").read_text())
+    assert _strip_volatile(json.loads((ran / f"{stem}.json").read_text())) == _strip_volatile(single)
+    assert single["stats"]["merged_prs"] > 0
+
+
+def test_digest_summarises_the_repositories_reports(team_run):
+    out = team_run["out"]
+    reports = {
+        "verl-project/verl": json.loads((out / "verl-project__verl" / f"verl-project__verl-{WEEK}.en.json").read_text()),
+        "pallets/flask": json.loads((out / "pallets__flask" / f"pallets__flask-{WEEK}.zh.json").read_text()),
+    }
+    d = json.loads((out / f"ecosystem-{WEEK}.en.json").read_text())
+    assert d["kind"] == "ecosystem_digest" and d["week"] == WEEK and d["language"] == "en"
+    assert [r["repository"] for r in d["repositories"]] == ["pallets/flask", "verl-project/verl"]
+    assert d["totals"]["merged_prs"] == sum(r["stats"]["merged_prs"] for r in reports.values())
+    assert d["totals"]["lines_added"] == sum(r["stats"]["lines_added"] for r in reports.values())
+    verl = next(r for r in d["repositories"] if r["repository"] == "verl-project/verl")
+    top = sorted(reports["verl-project/verl"]["pull_requests"], key=lambda p: (-p["importance"], p["number"]))[:3]
+    assert [h["number"] for h in verl["highlights"]] == [p["number"] for p in top]
+    assert [h["key_contribution"] for h in verl["highlights"]] == [p["key_contribution"] for p in top]
+    assert verl["merged_prs"] == reports["verl-project/verl"]["stats"]["merged_prs"]
+    # every cross-repository theme is in both repositories' reports, with their counts
+    by_repo = {name: {t["key"]: t["count"] for t in r["themes"]} for name, r in reports.items()}
+    for theme in d["themes"]:
+        assert len(theme["repositories"]) == 2
+        for x in theme["repositories"]:
+            assert by_repo[x["repository"]][theme["key"]] == x["count"]
+    shared_keys = set(by_repo["verl-project/verl"]) & set(by_repo["pallets/flask"])
+    assert {t["key"] for t in d["themes"]} == shared_keys
+    risk_kinds = [{r["kind"] for r in rep["risks"]} for rep in reports.values()]
+    assert {r["kind"] for r in d["shared_risks"]} == risk_kinds[0] & risk_kinds[1]
+    assert {f["repository"] for f in d["failed"]} == {"acme/missing", "acme/plain"}
+    md_en = (out / f"ecosystem-{WEEK}.en.md").read_text()
+    md_zh = (out / f"ecosystem-{WEEK}.zh.md").read_text()
+    assert md_en.startswith(f"# Ecosystem digest, {WEEK} (2 repositories)")
+    assert md_zh.startswith(f"# 生态周报：{WEEK}（2 个仓库）")
+    for md in (md_en, md_zh):
+        assert f"#{top[0]['number']}" in md and "verl-project/verl" in md and "pallets/flask" in md
+        assert "acme/missing" in md
+    assert "## 2. Highlights per repository" in md_en and "## 2. 各仓库要点" in md_zh
+    zh = json.loads((out / f"ecosystem-{WEEK}.zh.json").read_text())
+    assert zh["totals"] == d["totals"]  # the same numbers in both languages
+
+
+# ------------------------------------------------------------------ synthetic repositories
+
+
+def small_repo(path: Path, prs: list[tuple[str, dict]], author: str = "dev") -> Path:
+    b = GitRepoBuilder(path)
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30), "requirements.txt": "torch==2.5\n"})
+    for i, (title, files) in enumerate(prs):
+        resolved = {k: (b.lines(v) if isinstance(v, int) else v) for k, v in files.items()}
+        b.commit(f"{title} (#{10 + i})", f"2026-06-2{2 + i}T09:00:00+00:00", resolved, author=f"{author}{i}")
+    return b.path
+
+
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory):
+    root = tmp_path_factory.mktemp("trio")
+    bump = ("Bump torch from 2.5 to 2.6", {"requirements.txt": "torch==2.6\n"})
+    return {
+        "alpha": small_repo(root / "alpha", [("feat: add streaming API", {"src/stream.py": 80, "tests/test_stream.py": 20}), bump]),
+        "beta": small_repo(root / "beta", [("fix: handle empty input", {"src/app.py": 5}), bump], author="b"),
+        "torch": small_repo(root / "torch", [("feat: faster kernels", {"src/kernels.py": 60})], author="t"),
+    }
+
+
+def trio_config(folder: Path, trio: dict, extra: str = "") -> Path:
+    body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n' + extra
+    for name, path in trio.items():
+        body += f'\n[[repositories]]\nsource = "{path}"\nname = "acme/{name}"\n'
+    return write_team(folder, body)
+
+
+def test_digest_names_a_dependency_bump_shared_by_several_repositories(trio, tmp_path):
+    cfg = trio_config(tmp_path, trio, '[digest]\nlanguages = ["en", "zh"]\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "-q"])
+    assert code == 0, err
+    d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
+    (dep,) = d["dependencies"]
+    assert dep["package"] == "torch" and dep["upstream_in_run"] == "acme/torch"
+    assert dep["repositories"] == [{"repository": "acme/alpha", "prs": [11]}, {"repository": "acme/beta", "prs": [11]}]
+    assert any(r["kind"] == "dependency_change" and {x["repository"] for x in r["repositories"]} == {"acme/alpha", "acme/beta"}
+               for r in d["shared_risks"])
+    assert d["themes"] and all(len(t["repositories"]) >= 2 for t in d["themes"])
+    assert d["totals"]["merged_prs"] == 5 and [r["merged_prs"] for r in d["repositories"]] == [2, 2, 1]
+    md = (tmp_path / "out" / "ecosystem-2026-W26.en.md").read_text()
+    assert "acme/torch (torch) is part of this run" in md and "acme/alpha#11" in md and "acme/beta#11" in md
+    zh = (tmp_path / "out" / "ecosystem-2026-W26.zh.md").read_text()
+    assert "acme/torch（torch）也在本次运行中" in zh
+    # the digest languages were generated for the digest only; the repositories' own files stay English
+    assert sorted(p.name for p in (tmp_path / "out" / "acme__alpha").iterdir()) == [
+        "acme__alpha-2026-W26.en.json", "acme__alpha-2026-W26.en.md"]
+
+
+@pytest.mark.parametrize("executor", ["threads", "serial"])
+def test_executors_write_the_same_reports(trio, tmp_path, executor):
+    cfg = trio_config(tmp_path, trio)
+    assert cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q", "--out", str(tmp_path / "local")])[0] == 0
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q", "--executor", executor,
+                        "--out", str(tmp_path / executor)])
+    assert code == 0, err
+    mds = sorted((tmp_path / "local").rglob("*.md"))
+    assert len(mds) == 3
+    for p in mds:
+        assert (tmp_path / executor / p.relative_to(tmp_path / "local")).read_text() == p.read_text()
+
+
+def test_a_new_executor_plugs_in_through_the_registry(trio, tmp_path):
+    from repobrief.executors import SerialExecutor
+    from repobrief.registry import EXECUTORS
+
+    seen = []
+
+    class Recording(SerialExecutor):
+        name = "recording"
+
+        def run(self, jobs, on_result=None):
+            seen.extend((j.label, j.window.label, tuple(j.languages)) for j in jobs)
+            return super().run(jobs, on_result)
+
+    EXECUTORS.register("recording", Recording)
+    cfg = trio_config(tmp_path, trio)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--executor", "recording",
+                        "--only", "acme/beta", "--only", "acme/torch"])
+    assert code == 0, err
+    assert seen == [("acme/beta", "2026-W26", ("en",)), ("acme/torch", "2026-W26", ("en",))]
+    assert not (tmp_path / "out" / "acme__alpha").exists()
+    code, _, err = cli(["run", "--config", str(cfg), "--executor", "rey"])
+    assert code == 2 and "unknown executor 'rey'" in err and "local" in err
+
+
+def test_publish_targets_per_repository(trio, tmp_path, server):
+    good, refusing = Receiver("slack"), Receiver("wecom")
+    server.expect_request("/slack/T000/B000/secret-slack-token", method="POST").respond_with_handler(good)
+    server.expect_request("/cgi-bin/webhook/send", method="POST").respond_with_handler(refusing)
+    base = f"http://127.0.0.1:{server.port}"
+    body = 'out = "out"\nformats = ["json"]\nlanguages = ["en"]\n'
+    body += f'''
+[[repositories]]
+source = "{trio['alpha']}"
+name = "acme/alpha"
+[[repositories.publish]]
+target = "slack"
+webhook = "{base}/slack/T000/B000/secret-slack-token"
+
+[[repositories]]
+source = "{trio['beta']}"
+name = "acme/beta"
+[[repositories.publish]]
+target = "wecom"
+webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
+'''
+    refusing.script = [json_response({"errcode": 93000, "errmsg": "invalid webhook url"})]  # not retried
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == 8, err
+    assert len(good.received) == 1 and good.refusals == []
+    assert "acme/alpha" in json.dumps(good.received[0].body, ensure_ascii=False)
+    assert "posted to slack at http://127.0.0.1" in err
+    assert "error: acme/beta: wecom webhook at http://127.0.0.1" in err and "93000" in err
+    assert "secret-wecom-key-123" not in err and "secret-slack-token" not in err
+    # the refused card does not undo the files already written
+    assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.json").is_file()
+    assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.json").is_file()
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[[repositories]]\nsource = "x"\nthresold = 3\n', "unknown option 'repositories[0].thresold'"),
+    ('[[repositories]]\nsource = "x"\ntimezone = "Mars/Olympus"\n', "option 'repositories[0].timezone'"),
+    ('[[repositories]]\nname = "a/b"\n', "option 'repositories[0]' needs source"),
+    ('[[repositories]]\nsource = "x"\nlanguages = ["fr"]\n', "option 'repositories[0].languages' has 'fr'"),
+    ('formats = ["md", "pdf"]\n[[repositories]]\nsource = "x"\n', "option 'formats': unknown format 'pdf'"),
+    ('out = "o"\n', "lists no repositories"),
+    ('[[repositories]]\nsource = "x"\n[[repositories]]\nsource = "x"\n', "repeats repositories[0]"),
+    ('wrokers = 2\n[[repositories]]\nsource = "x"\n', "unknown option 'wrokers'"),
+])
+def test_config_errors_name_the_option_before_any_work(tmp_path, text, message):
+    cfg = write_team(tmp_path, text)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code, err
+    assert message in err
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "o").exists()
+
+
+def test_bad_week_and_missing_config(tmp_path, trio):
+    cfg = trio_config(tmp_path, trio)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W99"])
+    assert code == 2 and "week" in err and not (tmp_path / "out").exists()
+    code, _, err = cli(["run", "--config", str(tmp_path / "nope.toml")])
+    assert code == ConfigError.exit_code and "does not exist" in err
+
+
+def test_all_failing_repositories_fail_the_run(tmp_path):
+    cfg = write_team(tmp_path, '[[repositories]]\nsource = "gone"\nname = "a/gone"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == 8 and "all 1 repositories failed" in err and "no digest" in err
+    assert f"{SourceError.__name__}" not in err  # a message, not a traceback
