@@ -105,3 +105,12 @@ def test_a_reasoned_dismissal_is_respected(tmp_path):
     with ScriptedLLM() as server:
         rep = _run(repo, tmp_path / "rb.db", server, reasoned)
     assert rep.analyses[11].engine == "llm" and rep.analyses[11].risks == []
+
+
+def test_an_empty_week_sends_nothing(tmp_path):
+    b = GitRepoBuilder(tmp_path / "quiet")
+    b.commit("init", "2026-06-01T10:00:00+00:00", {"a.py": b.lines(3)})
+    with ScriptedLLM() as server:
+        rep = _run(b.path, tmp_path / "rb.db", server, lambda call: None)
+        assert server.count() == 0
+    assert rep.pull_requests == [] and rep.sections.summary and rep.engine["requests"] == 0

@@ -446,6 +446,8 @@ class LLMEngine(Engine):
         self._setup(getattr(facts, "settings", None) or self.settings)
         view = facts_view(facts)
         self._lang = view.lang or self._lang
+        if not view.prs:  # nothing merged: the offline composer's short report says all there is
+            return base_sections, base_card
         if self.progress:
             self.progress("compose", 0, 1)
         out = _run(self._compose(view, base_sections, base_card))
