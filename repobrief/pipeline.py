@@ -125,15 +125,19 @@ def generate_reports(
     windows = sorted(windows, key=lambda w: w.start)
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
-        span = read_span(source, settings, windows[0], windows[-1], store=store, enrich_github=enrich_github, offline=offline)
+        # The diff pass needs only paths, so it runs alongside the line-count pass.
+        from concurrent.futures import ThreadPoolExecutor
+
+        list(source.history(Window(span_start(windows[0], settings), windows[-1].end, windows[0].tz, "history")))
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(_span_diffs, source, settings, windows)
+            span = read_span(source, settings, windows[0], windows[-1], store=store, enrich_github=enrich_github,
+                             offline=offline)
+            diffs = pending.result()
         first_seen = source.author_first_seen()
-        everything = [p for w in windows for p in span.week(w)]
-        diffs = read_diffs(source, everything, settings)
         engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
         for i, w in enumerate(windows):
-            earlier = None
-            if first_seen is not None:
-                earlier = {a for a, when in first_seen.items() if when < w.start}
+            earlier = _SeenBefore(first_seen, w.start) if first_seen is not None else None
             yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier, diffs=diffs)
             if progress:
                 progress("weeks", i + 1, len(windows))
@@ -141,10 +145,26 @@ def generate_reports(
         source.close()
 
 
+def _span_diffs(source, settings: Settings, windows: list[Window]) -> dict[int, str]:
+    prs = list(source.history(Window(windows[0].start, windows[-1].end, windows[0].tz, "diffs")))
+    return read_diffs(source, prs, settings)
+
+
 def read_diffs(source, prs: list[PullRequest], settings: Settings) -> dict[int, str]:
     """The diffs detectors need, for all `prs` in one source call."""
     paths = sorted({p for pr in prs for p in files_to_read(pr)})
     return source.read_diffs(prs, paths, settings.diff_max_bytes) if paths else {}
+
+
+class _SeenBefore:
+    """`author in seen` ⇔ the author committed before `when` (from first-seen times)."""
+
+    def __init__(self, first_seen: dict[str, datetime], when: datetime) -> None:
+        self.first_seen, self.when = first_seen, when
+
+    def __contains__(self, key: str) -> bool:
+        t = self.first_seen.get(key)
+        return t is not None and t < self.when
 
 
 class Span:
@@ -187,11 +207,17 @@ class Span:
         return s
 
 
+def span_start(first: Window, settings: Settings) -> datetime:
+    """Where the history a report of `first` needs begins (its baseline weeks)."""
+    periods = _periods(first, settings.baseline_weeks)
+    return periods[0].start if periods else first.start
+
+
 def read_span(source, settings: Settings, first: Window, last: Window, *, store=None,
               enrich_github: str | None = None, offline: bool = False) -> Span:
     """Read everything the reports of `first` … `last` need, in as few source calls as possible."""
     periods = _periods(first, settings.baseline_weeks)
-    hist_start = periods[0].start if periods else first.start
+    hist_start = span_start(first, settings)
     calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else first.start
     tz = first.tz
     prs = {p.number: p for p in source.history(Window(hist_start, last.end, tz, "history"))}
@@ -214,7 +240,7 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
 
 
 def build_week(span: Span, engine, window: Window, *, store=None, now: datetime | None = None,
-               clock: _Clock | None = None, earlier_authors: set[str] | None = None,
+               clock: _Clock | None = None, earlier_authors: set[str] | _SeenBefore | None = None,
                diffs: dict[int, str] | None = None) -> Report:
     """The report of one week from a span that covers it and its baseline."""
     clock = clock or _Clock()

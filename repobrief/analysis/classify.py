@@ -58,7 +58,9 @@ def _canon_tag(tag: str) -> str:
 
 
 def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
-    """Modules from paths when the title has no tags: the directories holding most lines."""
+    """Modules from paths when the title has no tags: the directories holding most of
+    the changed files (files, not lines, so the answer is the same whether or not
+    line counts were read — baseline weeks are read without them)."""
     weights: Counter[str] = Counter()
     for f in pr.files:
         p = f.path
@@ -75,7 +77,7 @@ def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
             else:
                 stem = fk.base(p).rsplit(".", 1)[0]
                 mod = stem if stem and stem != "__init__" else (project or "root")
-        weights[mod.lower()] += max(1, f.lines)
+        weights[mod.lower()] += 1
     total = sum(weights.values()) or 1
     mods = [m for m, w in weights.most_common(3) if w / total >= 0.2]
     return mods or ([weights.most_common(1)[0][0]] if weights else [])

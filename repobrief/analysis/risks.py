@@ -23,16 +23,18 @@ _VERSION_DOCS = re.compile(r"readme|install|quickstart|getting.?started|docker|r
 
 
 def files_to_read(pr: PullRequest) -> list[str]:
-    """The files of a PR whose diff a detector needs: config files that lost lines
-    (renamed or removed keys), and added lines of dependency manifests, version
-    files and install/release docs (version strings). Reading only these keeps
+    """The files of a PR whose diff a detector needs: changed config files (renamed
+    or removed keys), and dependency manifests, version files and install/release
+    docs (version strings). Reading only these keeps
     the diff pass small; the rest of a PR's content is never needed offline."""
     out = []
     for f in pr.files:
         p = f.path
-        if fk.is_config(p) and (f.deleted is None or f.deleted > 0):
+        # Decided from the file's status, not its line counts, so the choice is the same
+        # whether diffs are read before, during or after the line-count pass.
+        if fk.is_config(p) and f.status != "A":
             out.append(p)
-        elif (f.added or 0) > 0 and (
+        elif f.status != "D" and (
             fk.is_dependency(p) or fk.base(p).lower().startswith("version") or (fk.is_doc(p) and _VERSION_DOCS.search(p))
         ):
             out.append(p)

@@ -31,6 +31,8 @@ _REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 
 _FIELD = "\x1f"
+# git processes reading line counts at once (each commit's diff is independent).
+NUMSTAT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 _FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
 # Remote URL forms: https://host/owner/repo(.git), git@host:owner/repo.git, ssh://git@host/owner/repo
 _REMOTE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
@@ -243,26 +245,44 @@ class GitSource(Source):
                 self._commits.setdefault(c.sha, c)
 
     def _ensure_numstat(self, changes: list[PullRequest | Commit]) -> None:
-        """Fill in added/deleted line counts, one `git log --no-walk --stdin` for all."""
+        """Fill in added/deleted line counts with `git log --no-walk --stdin`.
+
+        Blob diffs are the one expensive thing git does for us and each commit's is
+        independent, so large batches are split over the machine's cores."""
         todo = {c.sha: c for c in changes if c.sha and c.sha not in self._numstat_done}
         if not todo:
             return
-        args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
-                "--numstat", "--no-color", "--no-ext-diff", "--format=%x1eH%H"]
-        for rec in self._stream(args, stdin="\n".join(todo).encode() + b"\n"):
-            head, _, rest = rec.partition(b"\0")
-            if not head.startswith(b"H"):
-                continue
-            sha = head[1:].strip().decode()
-            counts = {f.path: f for f in _parse_files(rest)}
-            for f in self._commits[sha].files if sha in self._commits else []:
-                got = counts.get(f.path)
-                if got is not None:
-                    f.added, f.deleted = got.added, got.deleted
-            self._numstat_done.add(sha)
+        shas = list(todo)
+        workers = min(NUMSTAT_WORKERS, max(1, len(shas) // 50))
+        chunks = [shas[i::workers] for i in range(workers)]
+        if workers == 1:
+            results = [self._numstat(chunks[0])]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(self._numstat, chunks))
+        for part in results:
+            for sha, files in part:
+                counts = {f.path: f for f in files}
+                for f in self._commits[sha].files if sha in self._commits else []:
+                    got = counts.get(f.path)
+                    if got is not None:
+                        f.added, f.deleted = got.added, got.deleted
+                self._numstat_done.add(sha)
         for c in todo.values():
             if isinstance(c, PullRequest):
                 c.lines_known = True
+
+    def _numstat(self, shas: list[str]) -> list[tuple[str, list[FileChange]]]:
+        args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
+                "--numstat", "--no-color", "--no-ext-diff", "--format=%x1eH%H"]
+        out = []
+        for rec in self._stream(args, stdin="\n".join(shas).encode() + b"\n"):
+            head, _, rest = rec.partition(b"\0")
+            if head.startswith(b"H"):
+                out.append((head[1:].strip().decode(), _parse_files(rest)))
+        return out
 
     def _classify(self) -> None:
         """Walk the first-parent line oldest first and turn commits into PRs and direct commits."""
