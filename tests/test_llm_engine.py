@@ -54,7 +54,7 @@ def test_good_answers_write_the_whole_report_and_rerun_is_free(verl_repo, tmp_pa
     assert len(week_prs) == 22
     db = tmp_path / "rb.db"
     with ScriptedLLM() as server:
-        settings = _settings(verl_repo, db, server)
+        settings = _settings(verl_repo, db, server, price_prompt_per_mtok=2.0, price_completion_per_mtok=8.0)
         first = _report(verl_repo, settings)
         assert server.count("pr") == 22 and server.count("week") == 1
         assert {a.engine for a in first.analyses.values()} == {"llm"}
@@ -65,6 +65,9 @@ def test_good_answers_write_the_whole_report_and_rerun_is_free(verl_repo, tmp_pa
         eng = first.engine
         assert eng["model"] == "scripted-model" and eng["requests"] == 23 and eng["cache_hits"] == 0
         assert eng["prompt_tokens"] > 0 and eng["completion_tokens"] > 0 and eng["fallbacks"] == []
+        assert eng["estimated_cost"] == pytest.approx(eng["prompt_tokens"] * 2e-6 + eng["completion_tokens"] * 8e-6)
+        # the server's usage figures are what is counted
+        assert eng["prompt_tokens"] == sum(len(json.dumps(c.body["messages"], ensure_ascii=False)) // 4 for c in server.calls)
         # the model's words reach the report
         md = render_report(first, "md")
         assert "本周共合并22个PR" in md
