@@ -13,13 +13,13 @@ import sys
 
 import pytest
 from github_support import TOKEN, serve, verl
-from githubserver import FakeGitHub
+from githubserver import FakeGitHub, Fault
 
 TEMPERATURE = "temperature has been explicitly set in trainer, shouldn't be set here again."
 
 
 def run(args: list[str], cwd) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GITHUB_TOKEN": TOKEN}
+    env = {**os.environ, "GITHUB_TOKEN": TOKEN, "REPOBRIEF_GITHUB_BACKOFF": "0.01"}
     return subprocess.run(
         [sys.executable, "-c", "from repobrief.cli import main; main()", *args],
         capture_output=True, text=True, env=env, cwd=cwd, timeout=300,
@@ -37,6 +37,7 @@ WEEK = ["--week", "2026-W26", "--tz", "Asia/Shanghai"]
 
 def test_report_from_github_then_offline_from_the_store(server, tmp_path):
     db = str(tmp_path / "store.db")
+    server.queue.append(Fault("status", status=502))  # GitHub hiccups once on the way
     online = run(["report", "github:verl-project/verl", *WEEK, "--lang", "en", "-f", "json,md", "-o", str(tmp_path / "on"),
                   "--db", db, "--github-url", server.url], tmp_path)
     assert online.returncode == 0, online.stderr
@@ -54,7 +55,8 @@ def test_report_from_github_then_offline_from_the_store(server, tmp_path):
     line = next(p for p in key_changes.split("\n\n") if "(#6823)" in p)
     assert "wuxibin89 questioned on verl/workers/engine_workers.py" in line and TEMPERATURE in line
     stats = rep["engine"]["source_stats"]
-    assert stats["requests"] == len(server.log) and stats["graphql_points"] > 0
+    assert stats["requests"] == len(server.log) and stats["graphql_points"] > 0 and stats["retries"] == 1
+    assert "github: GitHub answered 502; retrying" in online.stderr  # the pause is announced
 
     url = server.url
     server.stop()  # no network: the store must be enough

@@ -190,9 +190,11 @@ class GitHubClient:
         self.stats.requests += 1
 
     def _notify(self, message: str, seconds: float) -> None:
-        log.warning("%s", message)
         if self._on_wait is not None:
+            log.info("%s", message)
             self._on_wait(message, seconds)
+        else:  # nobody shows progress: a warning, so that a long pause is never silent
+            log.warning("%s", message)
 
     @property
     def graphql_url(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
@@ -42,6 +43,11 @@ def parse_repository(location: str) -> str:
     return text
 
 
+def _announce(message: str, seconds: float) -> None:
+    """Rate-limit waits and retries go to stderr: a silent pause looks like a hang."""
+    print(f"github: {message}", file=sys.stderr, flush=True)
+
+
 class GitHubSource(Source):
     """Pull requests of one GitHub repository."""
 
@@ -63,9 +69,10 @@ class GitHubSource(Source):
         self.settings = settings
         self.store = store
         self.offline = offline
-        self._on_wait = on_wait
+        self._on_wait = on_wait or _announce
         self._search_cap = search_cap
         self._client = None
+        self._closed_stats = None
         self._fetcher = None
         # what this run already read, so that the pipeline's overlapping windows
         # (history, calibration weeks, the week) cost one fetch
@@ -97,7 +104,7 @@ class GitHubSource(Source):
     @property
     def stats(self) -> dict:
         """Requests sent and GraphQL points spent so far (zero when offline)."""
-        st = self._client.stats if self._client is not None else None
+        st = self._client.stats if self._client is not None else self._closed_stats
         return {
             "requests": st.requests if st else 0,
             "graphql_points": st.graphql_cost if st else 0,
@@ -109,6 +116,7 @@ class GitHubSource(Source):
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+            self._closed_stats = self._client.stats  # still reported after closing
             self._client = None
             self._fetcher = None
 
