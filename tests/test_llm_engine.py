@@ -87,7 +87,7 @@ def test_good_answers_write_the_whole_report_and_rerun_is_free(verl_repo, tmp_pa
 
 
 def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_repo, tmp_path, week_prs):
-    roles = dict(zip(["malformed", "foreign_pr", "rate_limited", "server_error", "slow", "blank", "bad_score", "wrong_figure"], week_prs, strict=False))
+    roles = dict(zip(["malformed", "foreign_pr", "rate_limited", "server_error", "slow", "blank", "bad_score", "wrong_figure", "foreign_label"], week_prs, strict=False))
     seen: dict[tuple, int] = {}
 
     def script(call):
@@ -109,6 +109,8 @@ def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_re
                 return Reply(content="")
             if call.pr == roles["bad_score"]:
                 return Reply(content=json.dumps({**_good(call), "importance": 42.0}))
+            if call.pr == roles["foreign_label"]:
+                return Reply(content=json.dumps({**_good(call), "themes": ["follow-up of #99998"]}))
             if call.pr == roles["wrong_figure"]:
                 return Reply(content=json.dumps({**_good(call), "key_contribution": "Speeds up rollout by 73.6%."}))
             return None
@@ -141,6 +143,7 @@ def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_re
             ("blank", "blank"),
             ("bad_score", "outside 0.0-10.0"),
             ("wrong_figure", "73.6%"),
+            ("foreign_label", "#99998"),
         ):
             n = roles[role]
             assert a[n].engine == "offline" and words in a[n].fallback_reason, role
@@ -153,7 +156,7 @@ def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_re
 
         # nothing ungrounded reached any output
         text = _all_text(rep)
-        for bad in ("99999", "12345", "73.6%", "99个PR", "42.0"):
+        for bad in ("99999", "99998", "12345", "73.6%", "99个PR", "42.0"):
             assert bad not in render_report(rep, "md"), bad
         for bad in ("Builds on #99999", "另见 #12345", "by 73.6%"):
             assert bad not in text, text[max(0, text.find(bad) - 300) : text.find(bad) + 100]

@@ -388,6 +388,10 @@ class LLMEngine(Engine):
         # the model's own scores are figures it may restate
         g = replace(grounds, figures=grounds.figures | {round(out.importance, 1), out.importance} | {r.points for r in out.importance_reasons})
         problems += g.check_text("key_contribution", out.key_contribution)
+        # labels and reasons reach the JSON too
+        problems += g.check_text("modules/themes", " ; ".join(out.modules + out.themes))
+        for r in out.importance_reasons:
+            problems += g.check_text("importance_reasons", r.text)
         for i, r in enumerate(out.risks):
             problems += g.check_text(f"risks[{i}]", f"{r.title}\n{r.text}\n" + "\n".join(r.evidence))
         if out.discussion_summary:
