@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
 
-PROMPT_VERSION = "2026-11-30.1"
+PROMPT_VERSION = "2026-11-30.2"
 
 LANGUAGE_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 
@@ -299,7 +299,8 @@ def build_compose_input(view, lang: str, schema: dict, max_prs: int = 40) -> lis
         "week": view.week,
         "first_day": view.first_day,
         "last_day": view.last_day,
-        "statistics": view.stats,
+        # contributor names are third-party text: they stay out of the trusted facts
+        "statistics": {k: v for k, v in view.stats.items() if not k.endswith("_names") or k == "theme_names"},
         "themes": view.themes,
         "risks": view.risks,
     }
