@@ -173,6 +173,8 @@ def test_dingtalk_signature_survives_url_encoding(receiver):
         ("slack", "https://hooks.slack.com/services/T/B/x", "s3cret", "no signing secret"),
         ("feishu", "", "", "no webhook URL"),
         ("feishu", "ftp://example.com/hook", "", "not an http(s) URL"),
+        ("dingtalk", "https://oapi.dingtalk.com:port/robot/send?access_token=s3cret", "", "not an http(s) URL"),
+        ("wecom", "qyapi.weixin.qq.com/cgi-bin/webhook/send?key=s3cret", "", "not an http(s) URL"),
     ],
 )
 def test_bad_targets_are_usage_errors(target, url, secret, needle):

@@ -37,11 +37,11 @@ def redact_url(url: str) -> str:
     """`https://open.feishu.cn/…`: the scheme and host, never the path or query (the token)."""
     try:
         parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "<invalid URL>"
     if not parts.scheme or not parts.hostname:
         return "<invalid URL>"
-    port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{parts.hostname}{port}/…"
 
 
@@ -93,8 +93,7 @@ class Publisher(ABC):
     ) -> None:
         if not webhook:
             raise UsageError(f"no webhook URL for target {self.name!r}", "pass --webhook URL or set REPOBRIEF_PUBLISH_WEBHOOK")
-        parts = urlsplit(webhook)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        if redact_url(webhook) == "<invalid URL>" or urlsplit(webhook).scheme not in ("http", "https"):
             raise UsageError(
                 f"the webhook URL for target {self.name!r} is not an http(s) URL",
                 "copy the whole URL from the bot's settings, starting with https://",

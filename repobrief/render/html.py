@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from ..models import Report
 from . import charts, template_environment
-from .links import pr_link, safe_link
+from .links import pr_link
 
 TOP_BARS = 12  # bars per "PRs by module/theme" chart
 TOP_TREND_THEMES = 5
@@ -187,4 +187,4 @@ def _charts(report: Report, t: dict[str, str], backend: str | None) -> dict[str,
     return out
 
 
-__all__ = ["environment", "page_assets", "render", "render_page", "safe_link"]
+__all__ = ["environment", "last_day", "page_assets", "render", "render_page"]
