@@ -210,3 +210,20 @@ def test_helpers():
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("中文字符") == 4
     assert redact("key sk-abcdefghijkl leaked, and mine", "mine") == "key sk-ab*** leaked, and ***"
+
+
+def test_retry_after_as_http_date(llm):
+    import email.utils
+
+    seen = []
+
+    def rule(call):
+        seen.append(time.monotonic())
+        if len(seen) == 1:
+            when = email.utils.formatdate(time.time() + 2, usegmt=True)  # whole seconds: waits 1-2 s
+            return Reply(status=503, body={"error": {"message": "maintenance"}}, headers={"Retry-After": when})
+        return Reply(content='{"ok": true}')
+
+    llm.rules.append(rule)
+    _, acct, _ = _run(_settings(llm))
+    assert acct.retries == 1 and seen[1] - seen[0] >= 0.9
