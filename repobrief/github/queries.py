@@ -129,7 +129,7 @@ THREAD_COMMENTS_PAGE_QUERY = (
 
 def earlier_pull_request_counts(count: int) -> str:
     """One document with `count` aliased searches (`a0`, `a1`, …): how many PRs each
-    author had merged before a moment. `first: 0` asks for the count only."""
+    author had merged before a moment (only the count is selected)."""
     params = ", ".join(f"$q{i}: String!" for i in range(count))
-    fields = "\n  ".join(f"a{i}: search(query: $q{i}, type: ISSUE, first: 0) {{ issueCount }}" for i in range(count))
+    fields = "\n  ".join(f"a{i}: search(query: $q{i}, type: ISSUE, first: 1) {{ issueCount }}" for i in range(count))
     return f"query EarlierPullRequestCounts({params}) {{\n  {fields}\n  {RATE_LIMIT}\n}}\n"
