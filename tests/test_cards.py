@@ -199,3 +199,27 @@ def test_registered_renderers_return_json_text():
     for platform in PLATFORMS:
         text = RENDERERS.get(platform)(report)
         assert isinstance(text, str) and json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("https://github.com/verl-project/verl/pull/1", True),
+        ("http://reports.example.com/w26.html", True),
+        ("javascript:alert(1)", False),
+        ("JaVaScRiPt:alert(1)", False),
+        ("  javascript:alert(1)", False),
+        ("java\tscript:alert(1)", False),
+        ("data:text/html,<script>alert(1)</script>", False),
+        ("vbscript:msgbox(1)", False),
+        ("//evil.example/x", False),
+        ('https://ok.example/"onmouseover="alert(1)', False),
+        ("https://ok.example/<script>", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_only_http_links_are_kept(url, ok):
+    from repobrief.render.links import safe_link
+
+    assert (safe_link(url) is not None) is ok
