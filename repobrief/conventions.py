@@ -115,7 +115,7 @@ TEST_HEADINGS = ("test", "tests", "testing", "test plan", "test result", "test r
 DROP_HEADINGS = ("checklist before starting", "checklist before submitting", "checklist", "pr checklist", "before submitting", "related issues")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # hashed by identity: clean_body() caches instances
 class CleanBody:
     text: str  # the whole body without boilerplate
     what: str  # the "what / why" part
@@ -130,7 +130,18 @@ class CleanBody:
         return len(re.sub(r"\s+", " ", self.tests).strip()) >= 15
 
 
-_ISSUE_REF = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to)?|refs?|see|issue|rfc)\s*:?\s*(?:[\w.-]+/[\w.-]+)?#(\d+)", re.I)
+# An issue reference is a `#123` (or an issues URL) preceded by a linking word; looking
+# back from each `#` is much cheaper than scanning long bodies with the alternation.
+_HASH_NUMBER = re.compile(r"#(\d+)|/issues/(\d+)")
+_REF_BEFORE = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to)?|refs?|see|issues?|rfc)\W{0,3}(?:[\w.-]+/[\w.-]+)?$", re.I)
+
+
+def issue_refs(body: str) -> list[int]:
+    refs = set()
+    for m in _HASH_NUMBER.finditer(body):
+        if m.group(2) or _REF_BEFORE.search(body, max(0, m.start() - 60), m.start()):
+            refs.add(int(m.group(1) or m.group(2)))
+    return sorted(refs)
 _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
 
 
@@ -144,13 +155,15 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     checked: list[str] = []
     in_code = False
     for line in body.split("\n"):
-        if line.strip().startswith("```"):
+        head = line.lstrip()[:3]
+        if head == "```":
             in_code = not in_code
-        h = None if in_code else _HEADING.match(line)
+        # Cheap first-character checks before the regexes: bodies run to thousands of lines.
+        h = _HEADING.match(line) if not in_code and head[:1] == "#" else None
         if h:
             sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
             continue
-        c = None if in_code else _CHECK_ITEM.match(line)
+        c = _CHECK_ITEM.match(line) if not in_code and head[:1] in "-*+" and "[" in line[:12] else None
         if c:
             if c.group("mark") in "xX":
                 checked.append(c.group("text").strip())
@@ -173,8 +186,8 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
             what.append(content)
     text = "\n\n".join(kept).strip()
-    m = _BREAKING_FOOTER.search(body)
-    refs = sorted({int(n) for n in _ISSUE_REF.findall(body)})
+    m = _BREAKING_FOOTER.search(body) if "BREAKING" in body else None
+    refs = issue_refs(body)
     return CleanBody(
         text=text,
         what="\n\n".join(what).strip(),
@@ -194,7 +207,7 @@ def _substantive(lines: list[str]) -> str:
             if out and out[-1] != "":
                 out.append("")
             continue
-        if _PLACEHOLDER.match(s) or s.startswith("- If this PR") or s.startswith("- `{"):
+        if (s[0] in ">.-`#nNtT" and _PLACEHOLDER.match(s)) or s.startswith("- If this PR") or s.startswith("- `{"):
             continue
         out.append(line.rstrip())
     while out and out[-1] == "":

@@ -31,6 +31,24 @@ class AnalysisContext:
     first_time_authors: set[str] = field(default_factory=set)
     source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
 
+    def core_hits(self, pr: PullRequest) -> list[str]:
+        """The core paths a PR touches (each path checked once per report)."""
+        cache = self.__dict__.setdefault("_core_cache", {})
+        hits = set()
+        for f in pr.files:
+            got = cache.get(f.path)
+            if got is None:
+                got = cache[f.path] = tuple(cp for cp in self.core_paths if fk.path_matches(f.path, [cp]))
+            hits.update(got)
+        return sorted(hits)
+
+    def is_core(self, path: str) -> bool:
+        cache = self.__dict__.setdefault("_core_cache", {})
+        got = cache.get(path)
+        if got is None:
+            got = cache[path] = tuple(cp for cp in self.core_paths if fk.path_matches(path, [cp]))
+        return bool(got)
+
     @property
     def project(self) -> str:
         return self.repository.rsplit("/", 1)[-1].lower()

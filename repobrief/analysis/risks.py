@@ -63,9 +63,9 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
     cfg = _config_changes(pr, ctx.diffs.get(n, ""))
     if cfg:
         out.append(Risk("config_change", "high" if any("removed" in e or "renamed" in e for e in cfg) else "medium", [n], cfg))
-    core_lines = sum(f.lines for f in pr.files if ctx.core_paths and fk.path_matches(f.path, ctx.core_paths))
+    core_lines = sum(f.lines for f in pr.files if ctx.is_core(f.path)) if ctx.core_paths else 0
     if pr.lines_known and core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
-        paths = sorted({cp for f in pr.files for cp in ctx.core_paths if fk.path_matches(f.path, [cp])})
+        paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
     touches_source = [f.path for f in pr.files if fk.is_source(f.path) and not fk.is_example(f.path)]
     has_tests = any(fk.is_test(f.path) for f in pr.files)

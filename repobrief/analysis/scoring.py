@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from ..conventions import CleanBody
 from ..models import PullRequest, Reason
@@ -39,14 +40,28 @@ _RFC = re.compile(r"\bRFC\b")
 
 
 def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:
-    return bool(OPT_IN.search(pr.title) or OPT_IN.search(body.text[:5000]))
+    return _signals(pr.title, body)[0]
 
 
 def is_default_change(pr: PullRequest, body: CleanBody) -> bool:
     """The PR changes what users get without touching their configuration."""
-    if is_opt_in(pr, body):
-        return False
-    return bool(_DEFAULT_IN_TITLE.search(pr.title) or _DEFAULT_IN_BODY.search(body.what[:3000]))
+    return _signals(pr.title, body)[1]
+
+
+@lru_cache(maxsize=4096)
+def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
+    """(opt-in, default change), once per PR; the regexes only run on text that
+    mentions a default at all."""
+    text, what = body.text[:5000], body.what[:3000]
+    low_title = title.lower()
+    opt_in = ("default" in low_title or "opt-in" in low_title) and bool(OPT_IN.search(title))
+    low = text.lower()
+    opt_in = opt_in or (("default" in low or "opt-in" in low) and bool(OPT_IN.search(text)))
+    if opt_in:
+        return True, False
+    default = "default" in low_title and bool(_DEFAULT_IN_TITLE.search(title))
+    default = default or ("default" in what.lower() and bool(_DEFAULT_IN_BODY.search(what)))
+    return False, default
 
 
 def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> tuple[float, list[Reason]]:
@@ -71,7 +86,7 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         add("files", w.files_max * pf, f"spread over {len(pr.files):,} files")
     if len(c.modules) > 1:
         add("modules", min(w.modules_max, w.modules_each * (len(c.modules) - 1)), f"spans {len(c.modules)} modules")
-    core_hits = sorted({cp for f in pr.files for cp in ctx.core_paths if fk.path_matches(f.path, [cp])})
+    core_hits = ctx.core_hits(pr)
     if core_hits:
         add("core_path", w.core_path, f"touches core path {', '.join(core_hits[:2])}")
     if any(fk.is_config(f.path) for f in pr.files):

@@ -1,0 +1,152 @@
+"""Benchmark: backfill a whole history against a bare `git log --numstat`.
+
+    .venv/bin/python bench/bench_backfill.py                    # the replayed verl history (~95 weeks)
+    .venv/bin/python bench/bench_backfill.py --commits 100000   # a synthetic history of 100,000 commits
+
+The synthetic history cycles the real verl history: each cycle shifts the dates
+past the previous one, renumbers the PRs and moves the files under a folder of
+its own (so files keep verl's sizes instead of growing without end). Each
+command runs in a fresh process; the figures are wall time and peak RSS (from
+wait4), and the ratio is backfill / bare git log. Targets (issue 6): ratio ≤ 1.5
+and, for 100,000 commits, peak memory ≤ 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from gitrepo import GIT_ENV, _data, _ident, load_history, replay_history  # noqa: E402
+
+_PR = re.compile(r"#(\d+)")
+
+
+def measure(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one command."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed: {proc.stderr.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def synthetic(dest: Path, commits: int) -> Path:
+    """Cycle the verl history into `commits` commits with git fast-import, streaming."""
+    rows = list(reversed(load_history("verl-project__verl")))  # oldest first
+    first = datetime.fromisoformat(rows[0]["committer"]["date"])
+    last = datetime.fromisoformat(rows[-1]["committer"]["date"])
+    period = (last - first) + timedelta(days=7)
+    dest.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True, env={**os.environ, **GIT_ENV})
+    fi = subprocess.Popen(["git", "-C", str(dest), "fast-import", "--quiet", "--done"], stdin=subprocess.PIPE,
+                          env={**os.environ, **GIT_ENV})
+    assert fi.stdin is not None
+    mark = counter = 0
+    cycle = 0
+    while mark < commits:
+        state: dict[str, list[bytes]] = {}  # per cycle: files live under c{cycle}/
+        shift = period * cycle
+        for row in rows:
+            if mark >= commits:
+                break
+            mark += 1
+
+            def moved(person: dict) -> dict:
+                when = datetime.fromisoformat(person["date"]) + shift
+                return {**person, "date": when.isoformat()}
+
+            subject = _PR.sub(lambda m: f"#{int(m.group(1)) + cycle * 100_000}", row["subject"])
+            msg = subject + ("\n\n" + row["body"] if row.get("body") else "")
+            out = [b"commit refs/heads/main\nmark :%d\n" % mark,
+                   b"author " + _ident(moved(row["author"])) + b"\n",
+                   b"committer " + _ident(moved(row["committer"])) + b"\n",
+                   _data(msg.encode("utf-8", "replace"))]
+            if mark > 1:
+                out.append(b"from :%d\n" % (mark - 1))
+            for f in row["files"]:
+                path = f"c{cycle}/{f['path']}".encode()
+                if f["added"] is None:
+                    counter += 1
+                    out.append(b"M 100644 inline " + path + b"\n" + _data(b"\x00bin%d" % counter))
+                    continue
+                lines = state.get(f["path"], [])[f["deleted"]:]
+                for _ in range(f["added"]):
+                    counter += 1
+                    lines.append(b"L%d\n" % counter)
+                if not lines:
+                    state.pop(f["path"], None)
+                    out.append(b"D " + path + b"\n")
+                    continue
+                state[f["path"]] = lines
+                out.append(b"M 100644 inline " + path + b"\n" + _data(b"".join(lines)))
+            fi.stdin.write(b"".join(out))
+        cycle += 1
+    fi.stdin.write(b"done\n")
+    fi.stdin.close()
+    if fi.wait() != 0:
+        raise SystemExit("git fast-import failed")
+    return dest
+
+
+def weeks_of(repo: Path, tz: str) -> tuple[str, str]:
+    from zoneinfo import ZoneInfo
+
+    dates = subprocess.run(["git", "-C", str(repo), "log", "--format=%cI", "--first-parent", "HEAD"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    z = ZoneInfo(tz)
+    newest, oldest = (datetime.fromisoformat(d).astimezone(z) for d in (dates[0], dates[-1]))
+    label = "{0}-W{1:02d}".format
+    return label(*oldest.isocalendar()[:2]), label(*newest.isocalendar()[:2])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--commits", type=int, default=0, help="build a synthetic history of this many commits")
+    ap.add_argument("--repo", type=Path, help="an existing repository to backfill")
+    ap.add_argument("--keep", type=Path, help="build the repository here and keep it")
+    args = ap.parse_args()
+    tz = "Asia/Shanghai"
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = args.repo
+        if repo is None:
+            dest = args.keep or Path(tmp) / "repo"
+            t = time.perf_counter()
+            repo = synthetic(dest, args.commits) if args.commits else replay_history("verl-project__verl", dest)
+            print(f"built {dest} in {time.perf_counter() - t:.1f} s")
+        count = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", "HEAD"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        first, last = weeks_of(repo, tz)
+        exe = str(Path(sys.executable).with_name("repobrief"))
+        out = Path(tmp) / "out"
+        backfill = [exe, "backfill", str(repo), "--name", "verl-project/verl", "--tz", tz, "--from", first, "--to", last,
+                    "--format", "json", "--out", str(out), "-q"]
+        bare = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "HEAD"]
+        measure(bare)  # warm the page cache
+        g_wall, g_rss = measure(bare)
+        b_wall, b_rss = measure(backfill)
+        weeks = len(list(out.iterdir()))
+        sample = json.loads(sorted(out.iterdir())[-1].read_text(encoding="utf-8"))
+    print(f"commits: {count}, weeks {first} .. {last}: {weeks} reports written "
+          f"(last week: {sample['stats']['merged_prs']} PRs)")
+    print(f"bare git log --first-parent --numstat: {g_wall:8.2f} s   peak {g_rss:7.1f} MB")
+    print(f"repobrief backfill (json):             {b_wall:8.2f} s   peak {b_rss:7.1f} MB")
+    print(f"ratio backfill / bare git log:         {b_wall / g_wall:8.2f}x  (target ≤ 1.5)")
+    print(f"per week: {1000 * b_wall / max(weeks, 1):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
