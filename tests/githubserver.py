@@ -191,7 +191,7 @@ def verl_pull_requests(
             labels=labels,
             oid=row["sha"],
         )
-        reviewers: list[str] = []
+        reviewers: dict[str, datetime] = {}  # reviewer -> their first review comment
         for e in threads.get(number, {}).get("entries", []):
             when = _day(e.get("date"), merged)
             text = re.sub(r"^\*\*[^*]+\*\*:\s*\n?", "", e.get("text") or "")
@@ -218,12 +218,11 @@ def verl_pull_requests(
                         ],
                     }
                 )
-                if e["author"] not in reviewers:
-                    reviewers.append(e["author"])
+                reviewers.setdefault(e["author"], when)
             if e["kind"] in ("comment", "review thread") and when > pr.updated_at:
                 pr.updated_at = when
-        for r in reviewers:
-            pr.reviews.append({"author": actor(r), "state": "COMMENTED", "body": "", "submittedAt": merged - timedelta(hours=1), "authorAssociation": "CONTRIBUTOR"})
+        for r, when in reviewers.items():
+            pr.reviews.append({"author": actor(r), "state": "COMMENTED", "body": "", "submittedAt": when, "authorAssociation": "CONTRIBUTOR"})
         out.append(pr)
     return out
 
