@@ -38,7 +38,9 @@ class Executor(ABC):
         self.workers = workers
 
     def worker_count(self, jobs: int) -> int:
-        return max(1, min(jobs, self.workers or os.cpu_count() or 1))
+        # By default two workers per CPU: a job spends much of its time waiting for its
+        # `git log`, so a second job per core keeps the core busy (bench/bench_run.py).
+        return max(1, min(jobs, self.workers or 2 * (os.cpu_count() or 1)))
 
     @abstractmethod
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
