@@ -9,6 +9,7 @@ stood at the end of 2026-W26 (Asia/Shanghai), with the discussion of
 - a re-sync with nothing new (target: <= 2 requests);
 - a re-sync after one PR got a new comment;
 - the week read for a report (`report github:…`, no store);
+- a sync of the whole verl history (2,883 PRs) and its re-sync;
 - a full `repobrief report github:verl-project/verl --week 2026-W26` through
   the CLI: the week, 12 baseline weeks for trends, and first-time contributors.
 
@@ -45,9 +46,9 @@ WEEK_END = datetime(2026, 6, 29, tzinfo=TZ)
 TOKEN = "bench-token"
 
 
-def measure(label: str, server: FakeGitHub, action) -> tuple:
+def measure(label: str, server: FakeGitHub, action, repo: str = REPO) -> tuple:
     client = GitHubClient(Token(TOKEN, "bench"), server.url)
-    fetcher = PullRequestFetcher(client, REPO)
+    fetcher = PullRequestFetcher(client, repo)
     before = len(server.log)
     t0 = time.perf_counter()
     detail = action(fetcher)
@@ -78,6 +79,17 @@ def main() -> None:
                                 lambda f: sync_repository(f, store, WEEK_START, now=later + timedelta(hours=1)).summary()))
         rows.append(measure("the week for a report (no store)", server,
                             lambda f: f"{len(list(f.merged_between(WEEK_START, WEEK_END)))} PRs"))
+
+        whole = verl_pull_requests()
+        server.add_repository("verl-project/verl-all", whole)
+        with open_store(Path(tmp) / "whole.db") as store:
+            first = min(p.merged_at for p in whole)
+            rows.append(measure(f"sync of the whole history ({len(whole):,} PRs)", server,
+                                lambda f: sync_repository(f, store, first, now=datetime(2026, 9, 1, tzinfo=TZ)).summary(),
+                                repo="verl-project/verl-all"))
+            rows.append(measure("re-sync of the whole history, nothing new", server,
+                                lambda f: sync_repository(f, store, first, now=datetime(2026, 9, 2, tzinfo=TZ)).summary(),
+                                repo="verl-project/verl-all"))
 
         before = len(server.log)
         t0 = time.perf_counter()
