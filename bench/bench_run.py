@@ -125,11 +125,11 @@ def _bench(args, base: Path, scratch: Path) -> None:
     for name, path in paths.items():
         singles[name] = statistics.median(timed([exe, "report", str(path), "--name", name, *common,
                                                  "--out", str(scratch / "single")], args.runs, env))
+    cpus = os.cpu_count() or 1
     slowest_name = max(singles, key=singles.get)
     slowest = singles[slowest_name]
     total_single = sum(singles.values())
 
-    cpus = os.cpu_count() or 1
     load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
     print(f"\nweek {args.week}, {cpus} CPUs{load}, median of {args.runs} runs, md + json, offline engine")
     for name, secs in singles.items():
@@ -138,7 +138,7 @@ def _bench(args, base: Path, scratch: Path) -> None:
     print(f"  sum of the 4 single reports              {total_single * 1000:7.0f} ms")
 
     results = {}
-    for executor, workers in (("local", None), ("local", 4), ("threads", None), ("serial", None)):
+    for executor, workers in (("local", None), ("local", cpus), ("threads", None), ("serial", None)):
         cmd = [exe, "run", "--config", str(team), "--week", args.week, "--executor", executor, "-q",
                "--out", str(scratch / f"run-{executor}")]
         if workers:
