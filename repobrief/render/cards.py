@@ -8,7 +8,8 @@ renderer registry's `(report) -> str` shape). Publishers post the same dicts.
 PR titles reach the card through its highlight and risk lines, so every line is
 made inert in the platform's own syntax: Feishu gets `plain_text`, Slack gets
 `&`, `<`, `>` escaped (its only control characters), the Markdown platforms get
-every Markdown and HTML control character backslash-escaped. Each platform has
+the Markdown report's escaping (`render.markdown.md_text`: no links, images,
+raw HTML, emphasis or code spans, identifiers like `use_v1` left readable). Each platform has
 a size limit; lines are shortened (at a character boundary, with "…") until the
 payload fits, never cut in the middle of a character or an escape.
 """
@@ -16,12 +17,12 @@ payload fits, never cut in the middle of a character or an escape.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Callable
 
 from ..models import Report
 from .links import safe_link
+from .markdown import md_text
 
 # Size limits, from each platform's webhook documentation.
 FEISHU_MAX_BODY_BYTES = 20 * 1024  # custom bot: request body at most 20 KB
@@ -126,17 +127,6 @@ def _longest(report: Report) -> int:
 
 # --------------------------------------------------------------------------- escaping
 
-# Enough to neutralise emphasis, code, links, images, autolinks, raw HTML and
-# tables; characters that only matter at a line start (`#`, `-`, `1.`) never
-# start a line here because every line gets a prefix of ours.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|~])")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every Markdown control character and flatten newlines."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-
-
 def escape_slack(text: str) -> str:
     """Slack's mrkdwn escaping: `&`, `<`, `>` (links and mentions need `<`)."""
     return " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -236,18 +226,18 @@ def slack_payload(report: Report) -> dict:
 
 def _markdown(report: Report, cap: int | None, with_link: bool, heading_prefix: str = "### ") -> str:
     card = report.card
-    out = [f"{heading_prefix}{escape_markdown(_cap(card.title, cap))}", ""]
+    out = [f"{heading_prefix}{md_text(_cap(card.title, cap))}", ""]
     for key, lines in (("highlights", card.highlights), ("risks", card.risks)):
         out.append(f"**{_label(report, key)}**")
         out.append("")
         if lines:
-            out += [f"- {escape_markdown(_cap(s, cap))}" for s in lines]
+            out += [f"- {md_text(_cap(s, cap))}" for s in lines]
         else:
-            out.append(escape_markdown(_empty(report, key)))
+            out.append(md_text(_empty(report, key)))
         out.append("")
     link = safe_link(card.link)
     if with_link and link:
-        label = escape_markdown(card.button or _label(report, "button"))
+        label = md_text(card.button or _label(report, "button"))
         out.append(f"[{label}]({link.replace(')', '%29').replace('(', '%28').replace(' ', '%20')})")
     return "\n".join(out).rstrip() + "\n"
 
