@@ -169,3 +169,22 @@ def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
     assert imp[2] > imp[6] and imp[6] <= 2.0
     reasons = {r.code for r in rep.analyses[2].importance_reasons}
     assert "type:feat" in reasons and "core_path" in reasons
+
+
+def test_version_strings_that_disagree(tmp_path):
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "v")
+    b.commit("release 0.8.0", "2026-02-01T10:00:00+00:00", {"README.md": "myproj\n", "requirements.txt": "torch==2.5.0\n"})
+    from gitrepo import git
+
+    git(b.path, "tag", "v0.8.0")
+    b.commit("docs: install guide (#1)", "2026-03-02T10:00:00+00:00",
+             {"docs/install.md": "pip install myproj==0.7.0\nneeds torch==2.5.0\n"})
+    b.commit("bump torch (#2)", "2026-03-03T10:00:00+00:00", {"requirements.txt": "torch==2.6.0\n"})
+    settings = load_settings(None, env={}, overrides={"name": "o/myproj", "language": "en"})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "version_mismatch")
+    assert set(risk.prs) == {1, 2}
+    text = " ".join(risk.evidence)
+    assert "torch 2.5.0" in text and "torch 2.6.0" in text and "myproj 0.7.0" in text and "v0.8.0" in text

@@ -134,7 +134,33 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     if len(cfg) >= 4:
         out.append(Risk("config_churn", "medium", sorted(cfg), [f"{len(cfg)} PRs changed configuration files this week"]))
     out.extend(_version_mismatch(prs, ctx.diffs))
+    release = getattr(ctx.source, "latest_release", lambda: None)() if prs else None
+    if release:
+        out.extend(_stale_versions(prs, ctx.diffs, ctx.project, release))
     return out
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def _stale_versions(prs: list[PullRequest], diffs: dict[int, str], project: str, release: str) -> list[Risk]:
+    """The project's own version written older than its latest release in this week's
+    additions (docs, images, pins that were not updated)."""
+    rx = re.compile(rf"\b{re.escape(project)}(?:==|@|:|\s+v?|\s*v)(\d+\.\d+(?:\.\d+)?)\b", re.I)
+    latest = _version_key(release)
+    found: dict[str, set[int]] = defaultdict(set)
+    for pr in prs:
+        for line in diffs.get(pr.number, "").splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                for ver in rx.findall(line):
+                    if _version_key(ver) < latest:
+                        found[ver].add(pr.number)
+    if not found:
+        return []
+    nums = sorted({n for s in found.values() for n in s})
+    ev = [f"{project} {v} written in #{', #'.join(map(str, sorted(s)))}; latest release {release}" for v, s in sorted(found.items())]
+    return [Risk("version_mismatch", "medium", nums, ev[:4])]
 
 
 def _version_mismatch(prs: list[PullRequest], diffs: dict[int, str]) -> list[Risk]:
@@ -168,16 +194,16 @@ def _version_mismatch(prs: list[PullRequest], diffs: dict[int, str]) -> list[Ris
 def merge_risks(per_pr: list[Risk], week: list[Risk], importance: dict[int, float]) -> list[Risk]:
     """One risk per kind for the report, strongest first (by severity, then the PRs' importance)."""
     by_kind: dict[str, Risk] = {}
-    for r in per_pr:
+    for r in [*per_pr, *week]:
         k = by_kind.get(r.kind)
         if k is None:
             by_kind[r.kind] = Risk(r.kind, r.severity, list(r.prs), list(r.evidence))
-        else:
-            k.prs = sorted(set(k.prs) | set(r.prs), key=lambda n: -importance.get(n, 0))
-            k.evidence.extend(r.evidence)
-            if SEVERITY_ORDER[r.severity] < SEVERITY_ORDER[k.severity]:
-                k.severity = r.severity
-    merged = list(by_kind.values()) + [Risk(r.kind, r.severity, list(r.prs), list(r.evidence)) for r in week]
+            continue
+        k.prs = list(set(k.prs) | set(r.prs))
+        k.evidence.extend(e for e in r.evidence if e not in k.evidence)
+        if SEVERITY_ORDER[r.severity] < SEVERITY_ORDER[k.severity]:
+            k.severity = r.severity
+    merged = list(by_kind.values())
     for r in merged:
         r.prs = sorted(set(r.prs), key=lambda n: (-importance.get(n, 0), n))
     merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))

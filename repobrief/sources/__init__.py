@@ -59,6 +59,10 @@ class Source(ABC):
         Empty when the source has no diffs."""
         return {}
 
+    def latest_release(self) -> str | None:
+        """The newest release's version (a tag such as `v0.8.0`), when known."""
+        return None
+
     def default_timezone(self) -> str | None:
         """The repository's configured time zone, when the source has one."""
         return None

@@ -424,6 +424,15 @@ class GitSource(Source):
         self._authors_before = (before, names)
         return names
 
+    def latest_release(self) -> str | None:
+        """The nearest version tag reachable from the tip (`git describe --tags`)."""
+        if not hasattr(self, "_release"):
+            res = self._git("describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", self.tip, check=False)
+            self.stats["git_calls"] += 1
+            tag = res.stdout.decode("utf-8", "replace").strip() if res.returncode == 0 else ""
+            self._release = tag if re.search(r"\d+\.\d+", tag) else None
+        return self._release
+
     def author_first_seen(self) -> dict[str, datetime] | None:
         """One `git log` over the whole history (no diffs): first commit time per author."""
         seen: dict[str, datetime] = {}
