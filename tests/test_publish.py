@@ -196,3 +196,10 @@ def test_target_link_goes_into_the_card_without_changing_the_report(receiver):
     publish(report, PublishTarget("slack", url, link="https://pages.example.org/w26.html"), sleep=no_sleep)
     assert r.received[0].body["blocks"][-1]["elements"][0]["url"] == "https://pages.example.org/w26.html"
     assert report.card.link == "https://reports.example.com/verl/2026-W26.html"
+
+
+def test_generic_webhook_success_is_decided_by_http_status(receiver):
+    r, url = receiver("webhook", SECRET)
+    r.script = [json_response({"code": 201, "status": "queued"})]  # a receiver's own vocabulary
+    result = post("webhook", url, SECRET)
+    assert result.attempts == 1 and result.status == 200

@@ -78,6 +78,9 @@ class Publisher(ABC):
     signs: ClassVar[bool] = False  # whether the platform has a signing secret
     transient_codes: ClassVar[frozenset[int]] = frozenset()  # answer codes meaning "rate limited"
     hints: ClassVar[dict[int, str]] = {}  # answer code -> what the user should check
+    # Whether a JSON answer's non-zero `code`/`errcode` means refusal (the chat platforms)
+    # or the HTTP status alone decides (Slack, an arbitrary webhook receiver).
+    answer_has_code: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -168,10 +171,12 @@ class Publisher(ABC):
                 f"{self.name} webhook at {self.host} refused the message: HTTP {status} {self._answer_text(response)}".rstrip(),
                 self._hint_for_status(status),
             )
+        if not self.answer_has_code:
+            return
         try:
             answer = response.json()
         except ValueError:
-            return  # Slack answers a plain "ok"
+            return
         if not isinstance(answer, dict):
             return
         code = next((answer[k] for k in ("code", "errcode", "StatusCode") if k in answer), 0)
