@@ -184,3 +184,13 @@ def test_templates_can_be_overridden(tmp_path, monkeypatch):
         _environment.cache_clear()
     assert "body { background: #abcdef; }" in html
     assert "<h1" in html  # the package's report.html.j2 still fills the page
+
+
+def test_trend_series_of_the_wrong_length_are_left_out():
+    report = sample_report("en")
+    trend = report.stats["trend"]
+    trend["themes"]["rollout"] = trend["themes"]["rollout"][:-3]
+    trend["merged_prs"] = trend["merged_prs"][:5]
+    html = render_page(report)  # the default backend: matplotlib would raise on mismatched lengths
+    chart = re.search(r'<svg[^>]*data-chart="chart-trend".*?</svg>', html, re.S).group(0)
+    assert "trainer" in chart and "rollout" not in chart

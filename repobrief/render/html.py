@@ -166,13 +166,16 @@ def _charts(report: Report, t: dict[str, str], backend: str | None) -> dict[str,
     if themes:
         out["themes"] = Markup(charts.bar_chart(themes, t["chart_themes"], "chart-themes", xlabel=t["axis_prs"], backend=backend))
     trend = stats.get("trend") or {}
-    weeks, series = trend.get("weeks") or [], trend.get("themes") or {}
+    weeks = trend.get("weeks") or []
+    # A series that does not cover every week (a hand-edited or foreign JSON) cannot be plotted.
+    series = {k: v for k, v in (trend.get("themes") or {}).items() if len(v) == len(weeks)}
     if weeks:
         keys = [th.key for th in report.themes if th.key in series][:TOP_TREND_THEMES]
         if not keys:  # themes of the week unknown to the trend: show the busiest series
             keys = sorted(series, key=lambda k: -sum(series[k]))[:TOP_TREND_THEMES]
         lines = [(names.get(k, k), series[k]) for k in keys]
-        total = (t["legend_all_prs"], trend["merged_prs"]) if trend.get("merged_prs") else None
+        merged = trend.get("merged_prs") or []
+        total = (t["legend_all_prs"], merged) if len(merged) == len(weeks) else None
         out["trend"] = Markup(
             charts.line_chart(weeks, lines, t["chart_trend"].format(weeks=len(weeks)), "chart-trend", total=total, backend=backend)
         )
