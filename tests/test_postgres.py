@@ -281,3 +281,18 @@ def test_unreachable_database_stops_the_run_before_any_work(pg_url, tmp_path, ho
     assert secret not in proc.stderr + proc.stdout and "***" in proc.stderr
     assert "cannot open the store postgresql" in proc.stderr and "hint:" in proc.stderr
     assert not (tmp_path / "out").exists()  # nothing was started
+
+
+def test_report_with_an_unreachable_database_fails_before_reading(pg_url, tmp_path):
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url).set(password="Not-the-Passw0rd").render_as_string(hide_password=False)
+    repo = _small_repo(tmp_path / "alpha", "alpha")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOBRIEF_")}
+    # the llm engine needs the store (its response cache): the store is opened first, at once
+    proc = subprocess.run([str(EXE), "report", str(repo), "--week", "2026-W26", "--engine", "llm", "--llm-model", "m",
+                           "--db", url, "--out", str(tmp_path / "out")], env={**env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == StoreError.exit_code, proc.stderr
+    assert "Not-the-Passw0rd" not in proc.stderr and "password authentication failed" in proc.stderr
+    assert not (tmp_path / "out").exists()

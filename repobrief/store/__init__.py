@@ -601,11 +601,14 @@ def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True,
     `lazy=True` the slow part (importing SQLAlchemy, connecting, checking the
     schema revision) runs in a background thread while the caller goes on, e.g.
     reading git history; errors other than a bad path are then raised by the
-    store's first use."""
+    store's first use. A database server (`postgresql://…`) is always opened at
+    once, so a URL that cannot connect fails before any work."""
     if target is None or str(target) == "":
         target = default_db_path()
     t = os.fspath(target)
-    if not lazy:
+    if not lazy or (_is_url(t) and not t.startswith("sqlite")):
+        # A database server is opened at once: a wrong URL, password or host is an
+        # error before any work, not after the history has been read.
         return Store(*_open(t, migrate))
     if not _is_url(t):
         path = Path(t).expanduser()
