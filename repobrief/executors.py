@@ -22,6 +22,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent import futures
+from concurrent.futures.process import BrokenProcessPool
 from typing import ClassVar
 
 from .team import JobResult, RepoJob, run_job
@@ -67,20 +68,37 @@ class _PoolExecutor(Executor):
         if not jobs:
             return []
         results: dict[int, JobResult] = {}
+        orphans: list[RepoJob] = []
+
+        def done(res: JobResult) -> None:
+            results[res.index] = res
+            if on_result:
+                on_result(res)
+
         with self._pool(self.worker_count(len(jobs))) as pool:
             pending = {pool.submit(run_job, job): job for job in jobs}
             for fut in futures.as_completed(pending):
                 job = pending[fut]
                 try:
-                    res = fut.result()
-                except Exception as e:  # noqa: BLE001 - a worker died (killed, out of memory): that job failed
-                    res = JobResult(job.index, job.label, False, error=f"the worker failed ({type(e).__name__}: {e})",
-                                    hint="run this repository alone with `repobrief report` to see why", exit_code=1,
-                                    stage="worker")
-                results[job.index] = res
-                if on_result:
-                    on_result(res)
+                    done(fut.result())
+                except BrokenProcessPool:
+                    orphans.append(job)  # a worker died and took the pool's unfinished jobs with it
+                except Exception as e:  # noqa: BLE001 - the job could not even be sent or returned
+                    done(_worker_failed(job, e))
+        # Which job killed its worker is unknown: run each orphan alone, so only that one fails.
+        for job in sorted(orphans, key=lambda j: j.index):
+            with self._pool(1) as pool:
+                try:
+                    done(pool.submit(run_job, job).result())
+                except Exception as e:  # noqa: BLE001 - it died again: this is the repository that kills workers
+                    done(_worker_failed(job, e))
         return [results[job.index] for job in jobs]
+
+
+def _worker_failed(job: RepoJob, e: BaseException) -> JobResult:
+    what = "the worker process died" if isinstance(e, BrokenProcessPool) else f"the worker failed ({type(e).__name__}: {e})"
+    return JobResult(job.index, job.label, False, error=what,
+                     hint="run this repository alone with `repobrief report` to see why", exit_code=1, stage="worker")
 
 
 class LocalExecutor(_PoolExecutor):
