@@ -10,6 +10,7 @@ gain here.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from datetime import timedelta
 from functools import cache
@@ -17,6 +18,9 @@ from importlib import resources
 
 from .config import LANGUAGES
 from .errors import UsageError
+
+# English templates say "{count} PRs"; a count of one takes the singular.
+_SINGULAR = re.compile(r"\b(?<![\d.,])(1) (PR|contributor|line|file|week|commit|change|fix)(?:e?s)\b")
 
 SECTION_ORDER = ("summary", "key_changes", "trends", "risks", "table", "recommendations")
 
@@ -32,7 +36,8 @@ class Catalog:
         for part in key.split("."):
             node = node[part]
         if kw:
-            return node.format(**kw)
+            text = node.format(**kw)
+            return _SINGULAR.sub(r"\1 \2", text) if self.lang == "en" else text
         return node
 
     def get(self, section: str, key: str, default: str | None = None) -> str | None:

@@ -1,0 +1,5 @@
+"""`python -m repobrief …` runs the CLI."""
+
+from repobrief.cli import main
+
+main()

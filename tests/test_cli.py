@@ -1,0 +1,91 @@
+"""The CLI's edge: help, clear errors with exit codes, and all-or-nothing output."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from gitrepo import GitRepoBuilder, git
+from test_report_e2e import run
+
+
+@pytest.fixture(scope="module")
+def small_repo(tmp_path_factory):
+    b = GitRepoBuilder(tmp_path_factory.mktemp("cli") / "proj")
+    b.commit("init", "2026-02-02T10:00:00+00:00", {"src/app.py": b.lines(10)})
+    b.commit("feat: add <b>bold</b> | pipe [x](javascript:alert(1)) (#1)", "2026-03-03T10:00:00+00:00",
+             {"src/app.py": b.lines(5), "tests/test_app.py": b.lines(5)})
+    git(b.path, "remote", "add", "origin", "https://github.com/acme/proj.git")
+    return b.path
+
+
+def test_help_lists_commands_and_options():
+    out = subprocess.run([sys.executable, "-m", "repobrief", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for cmd in ("report", "backfill"):
+        assert cmd in out.stdout
+    out = subprocess.run([sys.executable, "-m", "repobrief", "report", "--help"], capture_output=True, text=True)
+    for opt in ("--week", "--since", "--tz", "--lang", "--format", "--out", "--threshold", "--config", "--name"):
+        assert opt in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["--week", "2026-26"], 2, "valid forms: YYYY-Www"),
+        (["--since", "yesterday"], 2, "YYYY-MM-DD"),
+        (["--tz", "Mars/Olympus"], 2, "unknown time zone"),
+        (["--lang", "fr"], 2, "valid: zh, en"),
+        (["--format", "md,docx"], 2, "valid formats:"),
+        (["--format", "md,json"], 2, "several formats need --out"),
+        (["--week", "last", "--since", "2026-01-01"], 2, "either --week or --since"),
+    ],
+)
+def test_bad_flags(small_repo, capsys, args, code, message):
+    got, out, err = run(capsys, "report", str(small_repo), *args)
+    assert got == code and message in err and out == ""
+
+
+def test_bad_paths_and_config(tmp_path, capsys):
+    got, _, err = run(capsys, "report", str(tmp_path / "nope"))
+    assert got == 4 and "does not exist" in err
+    got, _, err = run(capsys, "report", str(tmp_path))
+    assert got == 4 and "not a git repository" in err
+    git(tmp_path, "init", "-q", "empty")
+    got, _, err = run(capsys, "report", str(tmp_path / "empty"))
+    assert got == 4 and "empty" in err
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("thresold = 3\n", encoding="utf-8")
+    got, _, err = run(capsys, "report", str(tmp_path / "empty"), "--config", str(cfg))
+    assert got == 3 and "'thresold'" in err and "threshold" in err
+
+
+def test_name_from_origin_and_output_files(small_repo, tmp_path, capsys):
+    out = tmp_path / "out"
+    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out),
+                      "--lang", "en")
+    assert got == 0
+    assert sorted(p.name for p in out.iterdir()) == ["acme__proj-2026-W10.en.json", "acme__proj-2026-W10.en.md"]
+    md = (out / "acme__proj-2026-W10.en.md").read_text(encoding="utf-8")
+    assert md.startswith("# acme/proj weekly report, 2026 week 10")
+    # Untrusted title text is inert in Markdown: no raw HTML, no link, no broken table.
+    assert "<b>" not in md and not re.search(r"(?<!\\)\]\(javascript", md) and "&lt;b&gt;" in md
+    assert "1 PR " in md or "1 PR)" in md or "1 PR," in md
+    assert "https://github.com/acme/proj/pull/1" in (out / "acme__proj-2026-W10.en.json").read_text(encoding="utf-8")
+    assert "wrote" in err and "1 PRs" in err
+
+
+def test_nothing_is_written_half_way(small_repo, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(blocker / "x"))
+    assert got != 0 and "cannot write" in err
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "acme__proj-2026-W10.zh.json").mkdir()  # the second file cannot be replaced
+    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out))
+    assert got != 0
+    assert not (out / "acme__proj-2026-W10.zh.md").exists()  # the first was not left behind
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
