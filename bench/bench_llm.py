@@ -55,6 +55,30 @@ def _cli(repo: Path, db: Path, env: dict, *extra: str) -> tuple[float, dict]:
     return elapsed, json.loads(out.stdout)
 
 
+def _in_process(repo: Path, db: Path, base_url: str, concurrency: int) -> float:
+    """The same week in this process, with the `openai` SDK imported beforehand, as
+    a long-running service (`repobrief run`, a scheduler) would have it."""
+    import openai  # noqa: F401 - imported before the clock starts
+
+    from repobrief.config import load_settings
+    from repobrief.pipeline import generate_report
+    from repobrief.window import parse_timezone, parse_week
+
+    settings = load_settings(
+        repo,
+        env={},
+        overrides={
+            "name": NAME, "timezone": TZ, "language": "zh", "engine": "llm", "db": str(db),
+            "llm": {"model": "bench-model", "base_url": base_url, "api_key": "sk-bench", "concurrency": concurrency},
+        },
+    )
+    window = parse_week(WEEK, parse_timezone(TZ))
+    generate_report(str(repo), settings, window, refresh=True)  # warms this process's other imports
+    t0 = time.perf_counter()
+    generate_report(str(repo), settings, window, refresh=True)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--latency", type=float, default=1.0, help="seconds the server waits before each answer")
@@ -64,6 +88,8 @@ def main() -> None:
 
     repo = _repo()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REPOBRIEF_", "OPENAI_"))}
+    # Measure an installed tool as users run it: with compiled bytecode.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLM(latency=args.latency) as server:
         db = Path(tmp) / "bench.db"
         llm_env = {**env, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench"}
@@ -74,6 +100,8 @@ def main() -> None:
         eng = report["engine"]
         pr_calls = [c for c in server.calls if c.kind == "pr" and c.attempt == 0]
         prompt_per_pr = [estimate_tokens(json.dumps(c.body["messages"], ensure_ascii=False)) for c in pr_calls]
+
+        warm = _in_process(repo, Path(tmp) / "warm.db", server.base_url, args.concurrency)
 
         offline = [_cli(repo, db, env, "--engine", "offline")[0] for _ in range(args.runs)]
         before = server.count()
@@ -89,6 +117,8 @@ def main() -> None:
     print(f"  requests {eng['requests']}, retries {eng['retries'] + eng['repair_retries']}, fallbacks {len(eng['fallbacks'])}")
     print(f"  serial lower bound: {eng['requests']} x {args.latency:g} s = {eng['requests'] * args.latency:.1f} s; "
           f"speed-up {eng['requests'] * args.latency / cold:.1f}x")
+    print(f"warm llm run (in process, SDK already imported, --refresh): {warm:6.2f} s   target <= 5.00 s   "
+          f"ratio {warm / 5.0:.2f}   (lower bound: 3 waves of 8 + 1 composition = {4 * args.latency:.1f} s)")
     print(f"offline report (median of {args.runs}): {off:6.2f} s")
     print(f"cached llm re-run (median of {args.runs}): {cac:6.2f} s   overhead {cac - off:+.2f} s   target <= +0.30 s   "
           f"ratio {(cac - off) / 0.3:.2f}")
