@@ -115,6 +115,7 @@ EXECUTORS = Registry(
         "local": "repobrief.executors:LocalExecutor",
         "threads": "repobrief.executors:ThreadExecutor",
         "serial": "repobrief.executors:SerialExecutor",
+        "ray": "repobrief.executors_ray:RayExecutor",  # needs the `ray` extra
     },
 )
 

@@ -37,9 +37,11 @@ from .window import Window
 
 __all__ = [
     "DigestSettings",
+    "EndpointSettings",
     "JobResult",
     "RepoJob",
     "Team",
+    "RaySettings",
     "RepositoryEntry",
     "TeamSettings",
     "load_team",
@@ -73,6 +75,26 @@ class DigestSettings:
 
 
 @dataclass
+class EndpointSettings:
+    """One `[[ray.endpoints]]` table: an OpenAI-compatible server of the shared LLM pool."""
+
+    base_url: str  # e.g. http://vllm-0.vllm:8000/v1
+    concurrency: int = 8  # requests in flight at this endpoint at once
+    api_key_env: str = ""  # the name of an environment variable holding its key (never the key)
+
+
+@dataclass
+class RaySettings:
+    """The `[ray]` table: how `--executor ray` runs the repositories on a Ray cluster."""
+
+    address: str = ""  # "" starts a local cluster; "auto" joins the running one; ray://HOST:10001
+    num_cpus: float = 1.0  # per repository task
+    memory_mb: int = 0  # per repository task (0 = not declared)
+    max_retries: int = 2  # re-runs of a task whose worker died (a failing report is not retried)
+    endpoints: list[EndpointSettings] = field(default_factory=list)  # the LLM pool; empty = each job's own endpoint
+
+
+@dataclass
 class TeamSettings:
     """A team config: defaults for every repository, and the repositories."""
 
@@ -85,6 +107,7 @@ class TeamSettings:
     executor: str = "local"
     workers: int = 0  # 0 = one per CPU, at most one per repository
     digest: DigestSettings = field(default_factory=DigestSettings)
+    ray: RaySettings = field(default_factory=RaySettings)
     repositories: list[dict] = field(default_factory=list)  # checked one by one in `load_team`
 
 
@@ -351,9 +374,12 @@ def run_jobs(
     executor: str = "local",
     workers: int = 0,
     on_result: Callable[[JobResult], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> list[JobResult]:
-    """Run `jobs` on the named executor (see `repobrief.registry.EXECUTORS`); results in job order."""
+    """Run `jobs` on the named executor (see `repobrief.registry.EXECUTORS`); results in job order.
+    `options` go to executors that take more than `workers` (e.g. the Ray executor's address)."""
     from .registry import EXECUTORS
 
-    runner = EXECUTORS.get(executor)(workers=workers or None)
+    cls = EXECUTORS.get(executor)
+    runner = cls(workers=workers or None, **options) if options else cls(workers=workers or None)
     return runner.run(jobs, on_result=on_result)

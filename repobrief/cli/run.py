@@ -25,6 +25,8 @@ class _RunProgress:
     def __init__(self, total: int, enabled: bool) -> None:
         self.total = total
         self.done = 0
+        self.failed = 0
+        self.tokens = 0
         self.enabled = enabled
         self._bar = None
         if enabled and sys.stderr.isatty():
@@ -41,16 +43,23 @@ class _RunProgress:
 
     def __call__(self, res) -> None:
         self.done += 1
+        self.failed += 0 if res.ok else 1
+        # tokens the LLM endpoints reported for this repository's reports (none offline)
+        tokens = sum(int((r.get("engine") or {}).get("total_tokens") or 0) for r in res.reports.values())
+        self.tokens += tokens
         if not self.enabled:
             return
+        count = f"[{self.done}/{self.total}" + (f", {self.failed} failed]" if self.failed else "]")
         if res.ok:
             first = next(iter(res.reports.values()), None)
             prs = f"{first['stats']['merged_prs']} PRs, " if first else ""
-            line = f"[{self.done}/{self.total}] {res.label}: {prs}{len(res.files)} files in {res.seconds:.1f} s"
+            line = f"{count} {res.label}: {prs}{len(res.files)} files in {res.seconds:.1f} s"
+            if tokens:
+                line += f", {tokens:,} tokens ({self.tokens:,} in all)"
             if res.published:
                 line += f", posted to {', '.join(res.published)}"
         else:
-            line = f"[{self.done}/{self.total}] FAILED {res.label}: {res.error}"
+            line = f"{count} FAILED {res.label}: {res.error}"
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False)
             self._bar.advance(self._task)
@@ -70,7 +79,8 @@ def run(
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: the config's `out`, relative to it)."),
     db: str = typer.Option(None, "--db", help="Shared store for PRs and rendered reports: a SQLite file or postgresql://… URL."),
     workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
-    executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads or serial."),
+    executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads, serial or ray (a Ray cluster; the `ray` extra)."),
+    ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: 'auto' (the running cluster), ray://HEAD:10001, or none to start a local one."),
     only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name or source); repeatable."),
     no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
     offline: bool = typer.Option(False, "--offline", help="No network: git sources read clones, github sources read the store."),
@@ -110,7 +120,8 @@ def run(
         progress(res)
     progress.start()
     try:
-        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress)
+        options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
+        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress, options=options)
     finally:
         progress.stop()
     results = sorted(failed + results, key=lambda r: r.index)

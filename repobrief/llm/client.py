@@ -30,6 +30,13 @@ BACKOFF_CAP = 20.0
 BREAKER_THRESHOLD = 3  # consecutive unreachable-endpoint failures before giving up on it
 
 
+#: When set, a callable `(LLMSettings) -> client` whose client has the `AsyncOpenAI` shape used
+#: here (`chat.completions.create(**request, timeout=…)`, `close()`). A cluster executor sets
+#: it in its workers so that every request goes through one shared, bounded endpoint pool
+#: (`repobrief.executors_ray`); the cache, retries and accounting here stay as they are.
+CLIENT_FACTORY = None
+
+
 class UnitFailed(Exception):
     """A request for one unit failed for good (after retries); the unit falls back."""
 
@@ -172,6 +179,8 @@ class ChatClient:
         return text
 
     def _get_client(self):
+        if self._client is None and CLIENT_FACTORY is not None:
+            self._client = CLIENT_FACTORY(self.settings)
         if self._client is None:
             from openai import AsyncOpenAI
 
