@@ -585,15 +585,6 @@ class LLMEngine(Engine):
             out.append(f"llm: sections fell back to the offline composer: {', '.join(sections)}")
         return out
 
-    def summary_line(self) -> str:
-        a = self.acct
-        cost = self.info()["estimated_cost"]
-        return (
-            f"llm {a.model}: {a.requests} requests, {a.prompt_tokens}+{a.completion_tokens} tokens, "
-            f"{a.cache_hits} cached, {a.retries + a.repair_retries} retries, {len(a.fallbacks)} fallbacks"
-            + (f", ~${cost:.4f}" if cost is not None else "")
-        )
-
 
 def _hash_messages(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
