@@ -124,17 +124,31 @@ class ThreadExecutor(_PoolExecutor):
 
 
 def _warm_imports(jobs: Sequence[RepoJob]) -> None:
-    """Import what every job needs once, before forking, so each worker does not."""
-    from . import pipeline  # noqa: F401
+    """Import and load what every job needs once, before forking, so each worker does
+    not: modules, message catalogs, and compiled templates (the first Markdown
+    render of a process costs more than the rendering itself)."""
+    from . import pipeline, serialize  # noqa: F401
+    from .i18n import catalog
     from .registry import ENGINES, RENDERERS, SOURCES
 
+    formats: set[str] = set()
     for job in jobs:
         for name in {"git", job.target.partition(":")[0]} & set(SOURCES.names()):
             SOURCES.get(name)
         ENGINES.get(job.settings.engine)
         for fmt in job.formats:
             RENDERERS.get(fmt)
-    from . import serialize  # noqa: F401
+        formats.update(job.formats)
+        for lang in {*job.languages, *job.extra_languages}:
+            catalog(lang)
+    from .render import template_environment
+
+    if "md" in formats:
+        template_environment().get_template("report.md.j2")
+    if "html" in formats:
+        from .render.html import environment
+
+        environment().get_template("report.html.j2")
 
 
 __all__ = ["Executor", "LocalExecutor", "SerialExecutor", "ThreadExecutor"]
