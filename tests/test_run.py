@@ -345,3 +345,19 @@ def test_a_repository_that_kills_its_worker_fails_alone(trio, tmp_path):
     assert "2 of 3 repositories reported, 1 failed" in err
     assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
     assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.md").is_file()
+
+
+def test_reports_and_prs_go_to_a_shared_sqlite_store(trio, tmp_path):
+    """Worker processes writing one SQLite file at once (WAL, busy timeout)."""
+    from repobrief.store import open_store
+
+    cfg = trio_config(tmp_path, trio)
+    db = tmp_path / "team.db"
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--db", str(db), "-q"])
+    assert code == 0, err
+    with open_store(db) as store:
+        assert store.repositories() == ["acme/alpha", "acme/beta", "acme/torch"]
+        for name, prs in (("acme/alpha", [10, 11]), ("acme/beta", [10, 11]), ("acme/torch", [10])):
+            assert [p.number for p in store.load_pull_requests(name)] == prs
+            written = (tmp_path / "out" / name.replace("/", "__") / f"{name.replace('/', '__')}-2026-W26.en.md").read_text()
+            assert store.load_report(name, "2026-W26", "en", "md") == written
