@@ -250,8 +250,9 @@ def test_site_from_the_github_api(tmp_path, monkeypatch):
     prs = verl(datetime(2026, 6, 15, tzinfo=SHANGHAI), datetime(2026, 7, 6, tzinfo=SHANGHAI))
     with serve(FakeGitHub(tokens={TOKEN: "repo"}), prs) as gh:
         code, _, err = run(["site", "github:verl-project/verl", "--github-url", gh.url, "--db", str(tmp_path / "store.db"),
-                            "--tz", "Asia/Shanghai", "--until-week", "2026-W26", "--weeks", "2", "--out", str(tmp_path / "site"), "-q"])
+                            "--tz", "Asia/Shanghai", "--until-week", "2026-W26", "--weeks", "1", "--out", str(tmp_path / "site"), "-q"])
     assert code == 0, err
     weeks = json.loads((tmp_path / "site/site.json").read_text())["repositories"]["verl-project/verl"]["weeks"]
-    assert sorted(weeks) == ["2026-W25", "2026-W26"] and weeks["2026-W26"]["merged_prs"] == 22
+    assert sorted(weeks) == ["2026-W26"] and weeks["2026-W26"]["merged_prs"] == 22
+    assert (tmp_path / "site/verl-project/verl/2026-W26.html").is_file()
     assert TOKEN not in err
