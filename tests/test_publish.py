@@ -120,6 +120,7 @@ def test_500_is_retried_with_backoff_and_then_given_up(receiver):
     with pytest.raises(PublishError) as e:
         post("wecom", url, retries=2, backoff=0.5)
     assert "after 3 attempt(s)" in str(e.value) and "HTTP 500" in str(e.value)
+    assert "rate-limiting" in e.value.hint
     assert no_sleep.calls == [0.5, 1.0]
     assert len(r.received) == 3
 
@@ -139,6 +140,7 @@ def test_unreachable_webhook_fails_clearly_without_the_url():
     with pytest.raises(PublishError) as e:
         post("feishu", url, SECRET, retries=1)
     assert "cannot connect" in str(e.value) and TOKEN not in str(e.value) and SECRET not in str(e.value)
+    assert "network" in e.value.hint
 
 
 def test_logs_never_contain_the_secret_or_the_webhook_token(receiver, caplog):

@@ -135,7 +135,7 @@ class Publisher(ABC):
 
     def _send(self, report: Report, client: httpx.Client) -> PublishResult:
         attempts = self.retries + 1
-        last = ""
+        last, hint = "", ""
         for attempt in range(1, attempts + 1):
             # Signed again on every attempt: platforms reject stale timestamps.
             out = self.build(report, self.clock())
@@ -148,17 +148,19 @@ class Publisher(ABC):
                 return PublishResult(self.name, self.host, attempt, response.status_code)
             except _Transient as e:
                 last, wait = str(e), e.retry_after
+                hint = "the platform is down or rate-limiting; run publish again later"
             except httpx.TimeoutException:
                 last, wait = f"no answer within {self.timeout:g} s", None
+                hint = "the platform or the network is slow; try again later or raise --timeout"
             except httpx.TransportError as e:
                 last, wait = f"cannot connect ({self._scrub(type(e).__name__ + ': ' + str(e))})", None
+                hint = "check the webhook URL's host and this machine's network and proxy settings"
             if attempt < attempts:
                 delay = min(MAX_RETRY_AFTER, wait) if wait is not None else self.backoff * 2 ** (attempt - 1)
                 log.warning("%s at %s: %s; retrying in %.1f s", self.name, self.host, last, delay)
                 self.sleep(delay)
         raise PublishError(
-            f"{self.name} webhook at {self.host} failed after {attempts} attempt(s): {last}",
-            "the platform may be down or rate-limiting; run publish again later",
+            f"{self.name} webhook at {self.host} failed after {attempts} attempt(s): {last}", hint
         )
 
     def check(self, response: httpx.Response) -> None:
