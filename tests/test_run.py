@@ -361,3 +361,14 @@ def test_reports_and_prs_go_to_a_shared_sqlite_store(trio, tmp_path):
             assert [p.number for p in store.load_pull_requests(name)] == prs
             written = (tmp_path / "out" / name.replace("/", "__") / f"{name.replace('/', '__')}-2026-W26.en.md").read_text()
             assert store.load_report(name, "2026-W26", "en", "md") == written
+
+
+def test_a_github_source_with_nothing_synced_fails_alone_offline(trio, tmp_path):
+    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n[[repositories]]\nsource = "github:acme/never-synced"\n'
+    body += f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--offline", "--db", str(tmp_path / "rb.db")])
+    assert code == 8, err
+    assert "error: github:acme/never-synced:" in err and "not in the store" in err
+    assert "repobrief sync github:acme/never-synced" in err  # the hint says what to do
+    assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
