@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import LANGUAGES, PublishTarget, Settings, _build, load_settings, read_config_file
-from .errors import ConfigError, RepobriefError, UsageError
+from .errors import ConfigError, RepobriefError, SourceError, UsageError
 from .window import Window
 
 __all__ = [
@@ -252,6 +252,7 @@ def plan_jobs(
     """One job per repository for `week`. A repository whose settings cannot even be
     loaded (e.g. a bad option in its own repobrief.toml) becomes a failed result
     instead of a job, so the others still run."""
+    from .registry import SOURCES
     from .window import parse_timezone, resolve_window
 
     base = team.base_dir
@@ -265,6 +266,17 @@ def plan_jobs(
         if not is_remote:
             target = str((base / target).resolve()) if not Path(target).is_absolute() else target
         label = entry.name or entry.source
+        scheme = target.partition(":")[0]
+        if is_remote and scheme not in SOURCES.names():
+            import difflib
+
+            near = difflib.get_close_matches(scheme, SOURCES.names(), n=1)
+            failed.append(JobResult(
+                i, label, False, error=f"unknown source {scheme!r} in repositories[{i}].source ({entry.source!r})",
+                hint=(f"did you mean {near[0]}:…? " if near else "")
+                + f"valid: a clone path, or {', '.join(n + ':…' for n in SOURCES.names() if n != 'git')}",
+                exit_code=SourceError.exit_code, stage="settings"))
+            continue
         overrides: dict[str, Any] = dict(rest)
         for key, value in (("name", entry.name), ("timezone", entry.timezone or ts.timezone),
                            ("db", db if db is not None else ts.db), ("engine", ts.engine)):

@@ -372,3 +372,14 @@ def test_a_github_source_with_nothing_synced_fails_alone_offline(trio, tmp_path)
     assert "error: github:acme/never-synced:" in err and "not in the store" in err
     assert "repobrief sync github:acme/never-synced" in err  # the hint says what to do
     assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
+
+
+def test_an_unknown_source_scheme_fails_that_repository_with_the_valid_ones(trio, tmp_path):
+    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n[[repositories]]\nsource = "githbu:acme/typo"\n'
+    body += f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == 8, err
+    assert "error: githbu:acme/typo: unknown source 'githbu' in repositories[0].source" in err
+    assert "did you mean github:" in err
+    assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
