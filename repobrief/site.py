@@ -2,7 +2,7 @@
 
 `build_site(target, settings, out, weeks=12)` generates the reports of the last
 `weeks` complete weeks (or the weeks up to `until_week`) with the pipeline's
-`generate_report`, and writes:
+`generate_reports` (one read of the history for all of them), and writes:
 
     OUT/index.html                  every repository in the folder, with its weeks
     OUT/site.json                   the manifest the indexes are built from
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -73,7 +73,7 @@ def build_site(
     weeks: int = 12,
     until_week: str | None = None,
     now: datetime | None = None,
-    generate: Callable[[str, Settings, Window], Report] | None = None,
+    generate: Callable[[str, Settings, list[Window]], Iterable[Report]] | None = None,
     progress: Callable[[str], None] | None = None,
     backend: str | None = None,
 ) -> SiteResult:
@@ -81,7 +81,8 @@ def build_site(
     from .window import parse_timezone, parse_week
 
     if generate is None:
-        from .pipeline import generate_report as generate
+        # Every week from one read of the history, not one read per week.
+        from .pipeline import generate_reports as generate
     tz = parse_timezone(settings.timezone)
     last = parse_week(until_week or "last", tz, now)
     windows = week_windows(last, weeks)
@@ -92,10 +93,10 @@ def build_site(
     manifest = _read_manifest(out)
 
     reports: list[Report] = []
-    for w in windows:
+    for r in generate(target, settings, windows):
+        reports.append(r)
         if progress:
-            progress(w.label)
-        reports.append(generate(target, settings, w))
+            progress(r.week)
     repository = reports[-1].repository
     owner, repo = repo_dir(repository)
     folder = out / owner / repo

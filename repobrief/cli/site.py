@@ -32,7 +32,7 @@ def site(
     from functools import partial
 
     from ..config import load_settings
-    from ..pipeline import generate_report
+    from ..pipeline import generate_reports
     from ..site import build_site
     from ..window import parse_timezone
 
@@ -53,7 +53,7 @@ def site(
 
     def progress(week: str) -> None:
         if not quiet:
-            typer.echo(f"{week} …", err=True)
+            typer.echo(f"{week} done", err=True)
 
     result = build_site(
         path,
@@ -61,7 +61,7 @@ def site(
         out,
         weeks=weeks,
         until_week=until_week,
-        generate=partial(generate_report, source_name=source, offline=offline),
+        generate=partial(generate_reports, source_name=source, offline=offline),
         progress=progress,
     )
     if not quiet:
