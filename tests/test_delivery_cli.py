@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 from urllib.parse import urlsplit
 
@@ -41,7 +42,11 @@ server = loopback_server_fixture()
 def week26(verl_repo, tmp_path_factory):
     """The W26 report as HTML, JSON and a Feishu card, written by the CLI."""
     out = tmp_path_factory.mktemp("w26")
-    code, _, err = run(["report", str(verl_repo), *WEEK_ARGS, "--lang", "zh", "--format", "html,json,feishu", "--out", str(out), "--link", LINK, "-q"])
+    old_umask = os.umask(0o022)
+    try:
+        code, _, err = run(["report", str(verl_repo), *WEEK_ARGS, "--lang", "zh", "--format", "html,json,feishu", "--out", str(out), "--link", LINK, "-q"])
+    finally:
+        os.umask(old_umask)
     assert code == 0, err
     files = {p.suffixes[-1] if not p.name.endswith(".feishu.json") else ".feishu": p for p in out.iterdir()}
     return files
@@ -65,6 +70,12 @@ def test_html_report_of_verl_week_26_in_the_browser(week26, browser):
     all_prs = page.evaluate("document.querySelectorAll('#all-pr-table tbody tr').length")
     assert all_prs == report["stats"]["merged_prs"] == 22
     page.close()
+
+
+def test_report_files_are_readable_by_a_web_server(week26):
+    # written under the usual umask 022: readable by group and others, like any new file
+    for path in week26.values():
+        assert path.stat().st_mode & 0o044 == 0o044, path
 
 
 def test_feishu_card_of_verl_week_26(week26):

@@ -44,6 +44,11 @@ def write_atomically(files: dict[Path, str]) -> None:
             if path.is_dir():
                 raise IsADirectoryError(21, "is a folder", str(path))
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            # mkstemp makes the file private (0600); reports are served and shared, so give
+            # it the mode a plainly created file would have.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
             staged.append((Path(tmp), path))
