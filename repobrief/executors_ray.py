@@ -312,6 +312,18 @@ def tokens_of(result: JobResult) -> int:
     return sum(int((r.get("engine") or {}).get("total_tokens") or 0) for r in result.reports.values())
 
 
+def _probe(address: str, timeout: float = 5.0) -> None:
+    """Fail in seconds when nothing listens at HOST:PORT: Ray itself keeps retrying for minutes."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, ray://HOST:10001 or auto, got {address!r}")
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+        pass
+
+
 class RayExecutor(Executor):
     """Repository jobs as Ray tasks, on the cluster at `address` or on a local one started here."""
 
@@ -337,12 +349,14 @@ class RayExecutor(Executor):
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from a report run
         where = self.address
         try:
+            if where and where != "auto":
+                _probe(where)
             if where:
                 ray.init(address=where, log_to_driver=False, logging_level="ERROR")
             else:
                 ray.init(num_cpus=self.workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
                          object_store_memory=LOCAL_OBJECT_STORE_BYTES, logging_level="ERROR")
-        except (ConnectionError, TimeoutError, RuntimeError, ValueError) as e:
+        except (ConnectionError, TimeoutError, RuntimeError, ValueError, OSError) as e:
             if not where:
                 raise RepobriefError(f"could not start a local Ray cluster: {e}",
                                      "check `ray start --head` on this machine, or use --executor local") from None
