@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from llmserver import ScriptedLLM
 from gitrepo import GitRepoBuilder
+from llmserver import ScriptedLLM
 from test_run import WEEK, _strip_volatile, cli, write_team
 
 if os.environ.get("CI", "").lower() == "true":
