@@ -207,6 +207,10 @@ def test_tolerant_extraction():
 
 
 def test_helpers():
+    from repobrief.llm.client import public_endpoint
+
+    assert public_endpoint("https://u:secret@h.example/v1?api-key=abc") == "https://u:***@h.example/v1"
+    assert public_endpoint("") == "https://api.openai.com/v1"
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("中文字符") == 4
     assert redact("key sk-abcdefghijkl leaked, and mine", "mine") == "key sk-ab*** leaked, and ***"

@@ -547,6 +547,8 @@ class LLMEngine(Engine):
     # ------------------------------------------------------------ accounting
 
     def info(self) -> dict:
+        from ..llm.client import public_endpoint
+
         a = self.acct
         llm = self._llm or (self.settings.llm if self.settings else LLMSettings())
         cost = None
@@ -557,7 +559,7 @@ class LLMEngine(Engine):
         return {
             "name": self.name,
             "model": a.model,
-            "endpoint": llm.base_url or "https://api.openai.com/v1",
+            "endpoint": public_endpoint(llm.base_url),
             "requests": a.requests,
             "prompt_tokens": a.prompt_tokens,
             "completion_tokens": a.completion_tokens,

@@ -75,6 +75,13 @@ def estimate_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + 3) // 4
 
 
+def public_endpoint(base_url: str) -> str:
+    """The endpoint as it may be shown: no user:password, no query string (some put keys there)."""
+    from ..store import mask_url
+
+    return mask_url((base_url or "https://api.openai.com/v1").split("?", 1)[0])
+
+
 def redact(text: str, secret: str) -> str:
     if secret and len(secret) >= 4:
         text = text.replace(secret, "***")
@@ -296,4 +303,4 @@ class ChatClient:
         return text, pt, ct
 
     def _where(self) -> str:
-        return self.settings.base_url or "https://api.openai.com/v1"
+        return public_endpoint(self.settings.base_url)
