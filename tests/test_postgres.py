@@ -296,3 +296,19 @@ def test_report_with_an_unreachable_database_fails_before_reading(pg_url, tmp_pa
     assert proc.returncode == StoreError.exit_code, proc.stderr
     assert "Not-the-Passw0rd" not in proc.stderr and "password authentication failed" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_threads_creating_the_same_new_repositories(pg_url):
+    """Threads sharing a store, each round creating three repositories at once: a
+    repository id one thread has inserted but not yet committed must not be used
+    by another (it used to be cached at insert time: foreign key violations)."""
+    with open_store(pg_url) as store:
+        for round_ in range(6):
+            def work(i: int, round_: int = round_) -> None:
+                store.save_pull_requests(f"o/round{round_}-r{i % 3}", [_pr(n, i) for n in range(1, 11)], source="git")
+
+            with ThreadPoolExecutor(8) as pool:
+                list(pool.map(work, range(24)))
+        names = store.repositories()
+        assert len(names) == 18
+        assert all(len(store.load_pull_requests(n)) == 10 for n in names)

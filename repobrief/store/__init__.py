@@ -170,11 +170,13 @@ class Store:
 
         t = self._t.repositories
         rid = conn.execute(select(t.c.id).where(t.c.name == name)).scalar()
-        if rid is None and create:
-            self._upsert(conn, t, [{"name": name, "created_at": _now()}], ["name"], update=[])
-            rid = conn.execute(select(t.c.id).where(t.c.name == name)).scalar_one()
         if rid is not None:
             self._repo_ids[name] = rid
+        elif create:
+            self._upsert(conn, t, [{"name": name, "created_at": _now()}], ["name"], update=[])
+            rid = conn.execute(select(t.c.id).where(t.c.name == name)).scalar_one()
+            # Not cached: until this transaction commits, other threads sharing the store
+            # cannot see the row, and a rollback would leave the id pointing at nothing.
         return rid
 
     def close(self) -> None:
