@@ -625,8 +625,12 @@ def _ground_unit(unit: str, value, grounds) -> list[str]:
         highlights, risks = value
         if not highlights:
             problems.append("card_highlights is empty")
+        from ..llm.grounding import pr_refs
+
         for i, line in enumerate(highlights):
             problems += grounds.check_text(f"card_highlights[{i}]", line)
+            if not pr_refs(line):
+                problems.append(f"card_highlights[{i}] names no PR (write it as #NUMBER)")
         for i, line in enumerate(risks):
             problems += grounds.check_text(f"card_risks[{i}]", line)
         return problems
