@@ -65,11 +65,11 @@ def synthetic(dest: Path, commits: int) -> Path:
                 break
             mark += 1
 
-            def moved(person: dict) -> dict:
+            def moved(person: dict, shift: timedelta = shift) -> dict:
                 when = datetime.fromisoformat(person["date"]) + shift
                 return {**person, "date": when.isoformat()}
 
-            subject = _PR.sub(lambda m: f"#{int(m.group(1)) + cycle * 100_000}", row["subject"])
+            subject = _PR.sub(lambda m, c=cycle: f"#{int(m.group(1)) + c * 100_000}", row["subject"])
             msg = subject + ("\n\n" + row["body"] if row.get("body") else "")
             out = [b"commit refs/heads/main\nmark :%d\n" % mark,
                    b"author " + _ident(moved(row["author"])) + b"\n",

@@ -10,7 +10,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .aggregate import build_facts
@@ -323,7 +323,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         engine=info,
         direct_commits=direct,
         warnings=list(source.warnings) + list(getattr(engine, "warnings", [])),
-        generated_at=(now or datetime.now(timezone.utc)).replace(microsecond=0),
+        generated_at=(now or datetime.now(UTC)).replace(microsecond=0),
     )
     if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
         store.save_pull_requests(span.repository, week_prs, type(source).__name__)

@@ -11,6 +11,7 @@ import typer
 
 from ..errors import RepobriefError, UsageError
 from . import app
+from . import options as opt
 
 
 def parse_formats(text: str) -> list[str]:
@@ -97,51 +98,38 @@ class _Progress:
 
 @app.command(no_args_is_help=True)
 def report(
-    path: str = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO."),
-    name: str = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name."),
+    path: str = opt.TARGET,
+    name: str = opt.NAME,
     week: str = typer.Option(None, "--week", help="ISO week (2026-W26), 'last' (default: the last complete week) or 'this'."),
     since: str = typer.Option(None, "--since", help="Start date (YYYY-MM-DD), instead of --week."),
     until: str = typer.Option(None, "--until", help="End date, inclusive (YYYY-MM-DD); default today."),
-    tz: str = typer.Option(None, "--tz", help="IANA time zone the week is read in (default: config, else UTC)."),
-    lang: str = typer.Option(None, "--lang", help="Report language: zh or en (default: config, else zh)."),
+    tz: str = opt.TZ,
+    lang: str = opt.LANG,
     fmt: str = typer.Option(None, "--format", "-f", help="Comma-separated formats: md, json, … (default: md)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write DIR/{owner}__{repo}-{YYYY}-W{WW}.{lang}.{ext}; default: stdout."),
-    threshold: float = typer.Option(None, "--threshold", help="Importance threshold for the PR table (default 5.0)."),
-    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH)."),
-    engine: str = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm."),
+    threshold: float = opt.THRESHOLD,
+    config: Path = opt.CONFIG,
+    engine: str = opt.ENGINE,
     llm_model: str = typer.Option(None, "--llm-model", help="Model name for --engine llm."),
     llm_concurrency: int = typer.Option(None, "--llm-concurrency", help="Parallel LLM requests (default 8)."),
-    db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
+    db: str = opt.DB,
     refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers."),
-    source: str = typer.Option(None, "--source", help="Force a source: git or github."),
+    source: str = opt.SOURCE,
     github: str = typer.Option(None, "--github", help="Enrich a clone with labels and discussion from GitHub OWNER/REPO."),
-    github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise)."),
-    offline: bool = typer.Option(False, "--offline", help="Read only from the store; no network."),
+    github_url: str = opt.GITHUB_URL,
+    offline: bool = opt.OFFLINE,
     link: str = typer.Option(None, "--link", help="URL of the full report, for the card's button."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary on stderr."),
 ) -> None:
     """Write the weekly report of PATH for one week (or --since/--until)."""
-    from ..config import load_settings
     from ..pipeline import generate_report, output_name, render_report
     from ..window import parse_timezone, resolve_window
 
-    if lang is not None and lang not in ("zh", "en"):
-        raise UsageError(f"invalid --lang {lang!r}; valid: zh, en")
     formats = parse_formats(fmt) if fmt is not None else None
-    overrides: dict = {
-        "name": name,
-        "timezone": tz,
-        "language": lang,
-        "threshold": threshold,
-        "engine": engine,
-        "db": db,
-        "llm": {k: v for k, v in {"model": llm_model, "concurrency": llm_concurrency}.items() if v is not None},
-        "github": {"url": github_url} if github_url else {},
-    }
-    if tz is not None:
-        parse_timezone(tz)  # a clear --tz error before anything else
-    repo_dir = path if not path.startswith("github:") else None
-    settings = load_settings(repo_dir, config_file=config, overrides=overrides)
+    settings = opt.load_cli_settings(
+        path, config=config, name=name, tz=tz, lang=lang, threshold=threshold, engine=engine, db=db,
+        github_url=github_url, llm={"model": llm_model, "concurrency": llm_concurrency},
+    )
     formats = formats or parse_formats(",".join(settings.formats))
     if len(formats) > 1 and out is None:
         raise UsageError("several formats need --out DIR (one file per format)")

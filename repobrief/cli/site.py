@@ -6,50 +6,36 @@ from pathlib import Path
 
 import typer
 
-from ..errors import UsageError
 from . import app
+from . import options as opt
 
 
 @app.command(no_args_is_help=True)
 def site(
-    path: str = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO."),
+    path: str = opt.TARGET,
     out: Path = typer.Option(..., "--out", "-o", help="Site folder (created; an existing repobrief site is extended)."),
     weeks: int = typer.Option(12, "--weeks", help="How many weeks, ending with the last complete week (or --until-week)."),
     until_week: str = typer.Option(None, "--until-week", help="The newest week to include (2026-W26); default: the last complete week."),
-    name: str = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name."),
-    tz: str = typer.Option(None, "--tz", help="IANA time zone the weeks are read in (default: config, else UTC)."),
-    lang: str = typer.Option(None, "--lang", help="Report language: zh or en (default: config, else zh)."),
-    threshold: float = typer.Option(None, "--threshold", help="Importance threshold for the PR table (default 5.0)."),
-    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH)."),
-    engine: str = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm."),
-    db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
-    source: str = typer.Option(None, "--source", help="Force a source: git or github."),
-    github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise)."),
-    offline: bool = typer.Option(False, "--offline", help="Read only from the store; no network."),
+    name: str = opt.NAME,
+    tz: str = opt.TZ,
+    lang: str = opt.LANG,
+    threshold: float = opt.THRESHOLD,
+    config: Path = opt.CONFIG,
+    engine: str = opt.ENGINE,
+    db: str = opt.DB,
+    source: str = opt.SOURCE,
+    github_url: str = opt.GITHUB_URL,
+    offline: bool = opt.OFFLINE,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
     """Write (or extend) a static site: index of repositories and weeks, weekly HTML reports, trends."""
     from functools import partial
 
-    from ..config import load_settings
     from ..pipeline import generate_reports
     from ..site import build_site
-    from ..window import parse_timezone
 
-    if lang is not None and lang not in ("zh", "en"):
-        raise UsageError(f"invalid --lang {lang!r}; valid: zh, en")
-    if tz is not None:
-        parse_timezone(tz)
-    overrides = {
-        "name": name,
-        "timezone": tz,
-        "language": lang,
-        "threshold": threshold,
-        "engine": engine,
-        "db": db,
-        "github": {"url": github_url} if github_url else {},
-    }
-    settings = load_settings(path if not path.startswith("github:") else None, config_file=config, overrides=overrides)
+    settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
+                                     engine=engine, db=db, github_url=github_url)
 
     def progress(week: str) -> None:
         if not quiet:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from ..models import PRAnalysis, PullRequest
 
 if TYPE_CHECKING:
+    from ..aggregate import WeekFacts
     from ..analysis.context import AnalysisContext
     from ..models import Card, Sections
-    from ..aggregate import WeekFacts
 
 
 class Engine(ABC):

@@ -17,6 +17,7 @@ from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
 from . import Engine
 
+
 def gist_of(description: str) -> str:
     d = description.strip().rstrip(".")
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d

@@ -41,7 +41,7 @@ class Source(ABC):
         """`owner/repo`, when the source can tell."""
         return None
 
-    def prefetch_authors(self, before: datetime) -> None:
+    def prefetch_authors(self, before: datetime) -> None:  # noqa: B027 - an optional hook
         """A hint that `earlier_authors(before)` will be asked for; sources may start early."""
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
@@ -67,5 +67,5 @@ class Source(ABC):
         """The repository's configured time zone, when the source has one."""
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook
         """Release resources (processes, connections)."""

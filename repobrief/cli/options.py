@@ -1,0 +1,59 @@
+"""Options that several commands share (report, backfill, site), declared once,
+and how they become the one Settings object."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..config import LANGUAGES, Settings
+from ..errors import UsageError
+
+TARGET = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO.")
+NAME = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name.")
+TZ = typer.Option(None, "--tz", help="IANA time zone weeks are read in (default: config, else UTC).")
+LANG = typer.Option(None, "--lang", help="Report language: zh or en (default: config, else zh).")
+THRESHOLD = typer.Option(None, "--threshold", help="Importance threshold for the PR table (default 5.0).")
+CONFIG = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH).")
+ENGINE = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm.")
+DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir).")
+SOURCE = typer.Option(None, "--source", help="Force a source: git or github.")
+GITHUB_URL = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3).")
+OFFLINE = typer.Option(False, "--offline", help="Read only from the store; no network.")
+
+
+def load_cli_settings(
+    target: str,
+    *,
+    config: Path | None = None,
+    name: str | None = None,
+    tz: str | None = None,
+    lang: str | None = None,
+    threshold: float | None = None,
+    engine: str | None = None,
+    db: str | None = None,
+    github_url: str | None = None,
+    llm: dict | None = None,
+) -> Settings:
+    """Settings from the config file, the environment and these flags; bad flag
+    values are reported before anything is read."""
+    from ..config import load_settings
+    from ..window import parse_timezone
+
+    if lang is not None and lang not in LANGUAGES:
+        raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")
+    if tz is not None:
+        parse_timezone(tz)
+    overrides = {
+        "name": name,
+        "timezone": tz,
+        "language": lang,
+        "threshold": threshold,
+        "engine": engine,
+        "db": db,
+        "llm": {k: v for k, v in (llm or {}).items() if v is not None},
+        "github": {"url": github_url} if github_url else {},
+    }
+    repo_dir = None if target.startswith("github:") else target
+    return load_settings(repo_dir, config_file=config, overrides=overrides)
