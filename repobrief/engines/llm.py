@@ -359,7 +359,7 @@ class LLMEngine(Engine):
                 return replace(hint, engine="offline", fallback_reason=reason)
             try:
                 out = PRAnalysisOut.model_validate(extract_json(text))
-                problems = self._ground_pr(out, grounds)
+                problems = self._ground_pr(out, grounds, self._lang)
             except ExtractionError as e:
                 problems = [str(e)]
             except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
@@ -376,7 +376,7 @@ class LLMEngine(Engine):
         return replace(hint, engine="offline", fallback_reason=reason)
 
     @staticmethod
-    def _ground_pr(out, grounds) -> list[str]:
+    def _ground_pr(out, grounds, lang: str = "en") -> list[str]:
         problems: list[str] = []
         if not 0.0 <= out.importance <= 10.0:
             problems.append(f"importance {out.importance} is outside 0.0-10.0")
@@ -385,6 +385,8 @@ class LLMEngine(Engine):
                 problems.append(f"importance reason {r.text!r} has {r.points} points, outside -10..10")
         if not out.key_contribution.strip():
             problems.append("key_contribution is empty")
+        elif lang == "zh" and not _has_cjk(out.key_contribution):
+            problems.append("key_contribution must be written in Simplified Chinese")
         # the model's own scores are figures it may restate
         g = replace(grounds, figures=grounds.figures | {round(out.importance, 1), out.importance} | {r.points for r in out.importance_reasons})
         problems += g.check_text("key_contribution", out.key_contribution)
@@ -504,7 +506,7 @@ class LLMEngine(Engine):
                         if unit in good:
                             continue
                         value = _unit_value(out, unit)
-                        probs = _ground_unit(unit, value, grounds)
+                        probs = _ground_unit(unit, value, grounds, view.lang)
                         if probs:
                             problems_by_unit[unit] = probs
                         else:
@@ -613,12 +615,18 @@ def _unit_value(out, unit: str):
     return [Item(name=i.name.strip(), text=i.text.strip(), prs=list(i.prs)) for i in getattr(out, unit)]
 
 
-def _ground_unit(unit: str, value, grounds) -> list[str]:
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _ground_unit(unit: str, value, grounds, lang: str = "en") -> list[str]:
     problems: list[str] = []
     if unit == "summary":
         if not value:
             return ["summary is empty"]
-        return grounds.check_text("summary", value)
+        if lang == "zh" and not _has_cjk(value):
+            problems.append("summary must be written in Simplified Chinese")
+        return problems + grounds.check_text("summary", value)
     if unit == "closing":
         return grounds.check_text("closing", value) if value else []
     if unit == "card":
