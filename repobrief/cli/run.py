@@ -28,6 +28,7 @@ class _RunProgress:
         self.failed = 0
         self.tokens = 0
         self.enabled = enabled
+        self._started = False
         self._bar = None
         if enabled and sys.stderr.isatty():
             from rich.console import Console
@@ -38,10 +39,14 @@ class _RunProgress:
             self._task = self._bar.add_task("run", total=total)
 
     def start(self) -> None:
-        if self._bar is not None:
-            self._bar.start()
+        # The bar's refresh thread starts with the first finished repository, after the
+        # local executor has forked its workers: forking a process that runs threads
+        # can leave a lock held in the children.
+        self._started = True
 
     def __call__(self, res) -> None:
+        if self._bar is not None and self._started and not self._bar.live.is_started:
+            self._bar.start()
         self.done += 1
         self.failed += 0 if res.ok else 1
         # tokens the LLM endpoints reported for this repository's reports (none offline)
