@@ -23,6 +23,14 @@ def gist_of(description: str) -> str:
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
 
 
+_STATES_CHANGE = re.compile(
+    r"^(?:this (?:pr|change|patch) |we )?(?:adds?|introduces?|implements?|supports?|enables?|fix(?:es)?|makes?|uses?|"
+    r"removes?|refactors?|replaces?|moves?|allows?|improves?|updates?|switch(?:es)?|aligns?|migrates?|"
+    r"reduces?|speeds? up|avoids?|prevents?|exposes?|extends?|renames?|deprecates?|drops?)\b",
+    re.I,
+)
+
+
 def _short(sentence: str, limit: int = 110) -> str:
     """A table-cell version of a sentence: its first clause when it is long."""
     s = sentence.rstrip(". ")
@@ -53,8 +61,10 @@ class OfflineEngine(Engine):
         gist = gist_of(c.parsed.description)
         cat = catalog(ctx.lang)
         what = _short(first_sentence(body.what, 400))
-        # The body's first sentence says more than the title, unless it only repeats it.
-        text = what if what and len(gist) + 10 < len(what) else gist
+        # The body's first sentence says more than the title when it states the change
+        # itself ("Adds …", "This PR introduces …"); background ("In bf16 training, …")
+        # or a restatement of the title does not.
+        text = what if what and len(gist) + 10 < len(what) and _STATES_CHANGE.match(what) else gist
         if breaking:
             kc = cat.t("contribution.breaking", text=text)
         else:
