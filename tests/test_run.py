@@ -383,3 +383,19 @@ def test_an_unknown_source_scheme_fails_that_repository_with_the_valid_ones(trio
     assert "error: githbu:acme/typo: unknown source 'githbu' in repositories[0].source" in err
     assert "did you mean github:" in err
     assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
+
+
+@pytest.mark.parametrize("title,names", [
+    ("Bump torch from 2.5 to 2.6 (#3)", ["torch"]),
+    ("[ci] fix: pin transformers==4.52.0 (#12)", ["transformers"]),
+    ("chore(deps): update vllm to 0.9.1", ["vllm"]),
+    ("[ci] fix: fix Megatron-Bridge version in e2e_ppo (#6816)", ["megatron-bridge"]),
+    ("upgrade sglang to v0.4.6.post1 and flashinfer>=0.2.5", ["sglang", "flashinfer"]),
+    ("bump version to 0.8.0", []),
+    ("build(deps): bump the pip group across 1 directory with 2 updates", []),
+    ("Update README", []),
+])
+def test_dependency_names_from_titles(title, names):
+    from repobrief.digest import dependency_names
+
+    assert dependency_names(title) == names
