@@ -231,3 +231,13 @@ def test_retry_after_as_http_date(llm):
     llm.rules.append(rule)
     _, acct, _ = _run(_settings(llm))
     assert acct.retries == 1 and seen[1] - seen[0] >= 0.9
+
+
+def test_a_read_only_cache_costs_requests_not_answers(llm, tmp_path):
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    llm.rules.append(lambda c: Reply(content='{"ok": true}'))
+    with open_store(f"sqlite:///file:{db}?mode=ro&uri=true", migrate=False) as store:
+        text, acct, _ = _run(_settings(llm), store=store)
+    assert json.loads(text) == {"ok": True} and acct.requests == 1
+    assert [f["unit"] for f in acct.fallbacks] == ["cache"] and "readonly" in acct.fallbacks[0]["reason"]

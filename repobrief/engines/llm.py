@@ -587,6 +587,7 @@ class LLMEngine(Engine):
             out.append(f"llm: {len(prs)} PR analyses fell back to the offline engine" + (f" ({down})" if down else ""))
         if sections:
             out.append(f"llm: sections fell back to the offline composer: {', '.join(sections)}")
+        out += [f"llm: {f['reason']}" for f in self.acct.fallbacks if f["unit"] in ("cache", "store")]
         return out
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import LLMSettings
-from ..errors import EngineError
+from ..errors import EngineError, StoreError
 
 #: providers that reject `response_format: json_schema` (they take `json_object`)
 _JSON_OBJECT_PROVIDERS = ("deepseek", "moonshot", "bigmodel", "zhipu", "glm-", "kimi")
@@ -171,7 +171,11 @@ class ChatClient:
 
             key = cache_key(self.settings.model, self.prompt_version, req)
             if not self.refresh:
-                hit = self.store.cache_get(key)
+                try:
+                    hit = self.store.cache_get(key)
+                except StoreError as e:  # a broken cache costs a request, not the unit
+                    self._cache_problem(e)
+                    hit = None
                 if hit is not None:
                     self.acct.cache_hits += 1
                     self.acct.cached_prompt_tokens += hit.prompt_tokens
@@ -179,11 +183,18 @@ class ChatClient:
                     return hit.response
         text, pt, ct = await self._send(req, sent_tokens)
         if self.store is not None and key is not None:
-            self.store.cache_put(
-                key, model=self.settings.model, prompt_version=self.prompt_version, response=text,
-                prompt_tokens=pt, completion_tokens=ct,
-            )
+            try:
+                self.store.cache_put(
+                    key, model=self.settings.model, prompt_version=self.prompt_version, response=text,
+                    prompt_tokens=pt, completion_tokens=ct,
+                )
+            except StoreError as e:
+                self._cache_problem(e)
         return text
+
+    def _cache_problem(self, e: Exception) -> None:
+        if not any(f["unit"] == "cache" for f in self.acct.fallbacks):
+            self.acct.fallbacks.append({"unit": "cache", "reason": f"the response cache is not usable: {e}".splitlines()[0]})
 
     def _get_client(self):
         if self._client is None and CLIENT_FACTORY is not None:
