@@ -415,7 +415,9 @@ class RayExecutor(Executor):
         pending = list(refs)
         t0 = time.perf_counter()
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            # Whatever finished within a short while, not one at a time: each `ray.wait` call
+            # walks every pending reference, which adds up over thousands of repositories.
+            done, pending = ray.wait(pending, num_returns=len(pending), timeout=0.25)
             for ref in done:
                 job = refs[ref]
                 try:
