@@ -133,6 +133,8 @@ class ChatClient:
         self.acct = accounting
         self.deadline = deadline
         self.mode = choose_mode(settings)
+        self.initial_mode = self.mode
+        self._temperature = True  # dropped for models that refuse it (reasoning models)
         self._sem = asyncio.Semaphore(max(1, settings.concurrency))
         self._client = None
         self._down_streak = 0
@@ -141,17 +143,22 @@ class ChatClient:
 
     # ------------------------------------------------------------- the request
 
-    def _request(self, messages: list[dict], schema_name: str, schema: dict) -> dict:
-        """The request body (also the cache key's input)."""
-        req: dict[str, Any] = {"model": self.settings.model, "messages": messages, "temperature": 0}
-        if self.mode == "json_schema":
+    def _request(self, messages: list[dict], schema_name: str, schema: dict, *, canonical: bool = False) -> dict:
+        """The request body. `canonical=True` gives the cache key's input: the body as
+        the settings ask for it, before this run adapted to the server (a mode switch,
+        a dropped temperature), so that the key is the same in every run."""
+        mode = self.initial_mode if canonical else self.mode
+        req: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        if canonical or self._temperature:
+            req["temperature"] = 0
+        if mode == "json_schema":
             req["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "schema": schema, "strict": False},
             }
-        elif self.mode == "json_object":
+        elif mode == "json_object":
             req["response_format"] = {"type": "json_object"}
-        elif self.mode == "tools":
+        elif mode == "tools":
             req["tools"] = [
                 {"type": "function", "function": {"name": schema_name, "description": "Submit the answer.", "parameters": schema}}
             ]
@@ -163,13 +170,14 @@ class ChatClient:
         if self.fatal is not None:
             raise self.fatal
         req = self._request(messages, schema_name, schema)
+        canonical = self._request(messages, schema_name, schema, canonical=True)
         sent_tokens = estimate_tokens(json.dumps(messages, ensure_ascii=False))
         self.acct.prompt_tokens_estimated += sent_tokens
         key = None
         if self.store is not None:
             from ..store import cache_key
 
-            key = cache_key(self.settings.model, self.prompt_version, req)
+            key = cache_key(self.settings.model, self.prompt_version, canonical)
             if not self.refresh:
                 try:
                     hit = self.store.cache_get(key)
@@ -258,6 +266,11 @@ class ChatClient:
                         "check --llm-model / REPOBRIEF_LLM_MODEL, or run with --engine offline",
                     )
                     raise self.fatal from None
+                if "temperature" in low and "temperature" in req:
+                    # Reasoning models (o1, o3, …) take only their default temperature.
+                    self._temperature = False
+                    req = {k: v for k, v in req.items() if k != "temperature"}
+                    continue
                 if self.mode == "json_schema" and ("response_format" in low or "json_schema" in low):
                     # The provider does not take schemas: carry on in json_object mode
                     # (the schema is in the prompt as well).
