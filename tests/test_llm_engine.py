@@ -25,7 +25,7 @@ TZ = "Asia/Shanghai"
 
 
 def _settings(repo: Path, db: Path, server: ScriptedLLM | None, lang: str = "zh", **llm):
-    llm_opts = {"model": "scripted-model", "timeout": 5.0, **llm}
+    llm_opts = {"model": "scripted-model", "timeout": 30.0, **llm}
     if server is not None:
         llm_opts.update(base_url=server.base_url, api_key="sk-test-secret-9f8e7d6c")
     return load_settings(
