@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,7 @@ else:
     ray = pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[1]
+PG_URL = os.environ.get("REPOBRIEF_TEST_PG_URL")  # read at import: the autouse fixture clears REPOBRIEF_*
 TASK_TITLE = "ray::_run_repository"  # the process title of a Ray worker running a repository's task
 
 
@@ -76,8 +77,8 @@ def four(verl_repo, flask_repo, tmp_path_factory) -> dict[str, Path]:
     }
 
 
-def team_config(folder: Path, repos: dict[str, Path], head: str = "", each: str = "") -> Path:
-    body = f'out = "out"\nformats = ["md", "json"]\ndb = "{folder / "store.db"}"\n' + head
+def team_config(folder: Path, repos: dict[str, Path], head: str = "", each: str = "", db: str = "") -> Path:
+    body = f'out = "out"\nformats = ["md", "json"]\ndb = "{db or folder / "store.db"}"\n' + head
     names = {"verl": "verl-project/verl", "flask": "pallets/flask"}
     zones = {"verl": "Asia/Shanghai", "flask": "America/Los_Angeles"}
     for key, path in repos.items():
@@ -89,11 +90,42 @@ def team_config(folder: Path, repos: dict[str, Path], head: str = "", each: str 
     return write_team(folder, body)
 
 
-def stored_reports(db: Path) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT r.name, p.week, p.lang, p.format FROM reports p JOIN repositories r ON r.id = p.repository_id"
-        ).fetchall()
+def _rows(db: Path | str, query: str) -> list[tuple]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db if isinstance(db, str) and "://" in db else f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(query))]
+    finally:
+        engine.dispose()
+
+
+def stored_reports(db: Path | str) -> list[tuple]:
+    return _rows(db, "SELECT r.name, p.week, p.lang, p.format FROM reports p JOIN repositories r ON r.id = p.repository_id")
+
+
+@pytest.fixture
+def shared_store(tmp_path):
+    """The run's shared store: a new PostgreSQL database where a test server is configured
+    (CI, REPOBRIEF_TEST_PG_URL), else a SQLite file."""
+    if not PG_URL:
+        yield str(tmp_path / "store.db")
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
+    name = f"rb_ray_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def report_files(out: Path) -> dict[str, str]:
@@ -168,9 +200,10 @@ def _kill_a_running_task(llms: list[ScriptedLLM], killed: list[int], stop: threa
         time.sleep(0.05)
 
 
-def test_llm_pool_sends_each_request_once_across_workers_and_survives_a_killed_worker(ray_cluster, four, tmp_path):
+def test_llm_pool_sends_each_request_once_across_workers_and_survives_a_killed_worker(ray_cluster, four, tmp_path,
+                                                                                      shared_store):
     repos = {k: four[k] for k in ("verl", "flask", "alpha", "beta")}
-    with ScriptedLLM(latency=0.15) as a, ScriptedLLM(latency=0.15) as b:
+    with ScriptedLLM(latency=0.1) as a, ScriptedLLM(latency=0.1) as b:
         head = (
             'engine = "llm"\n'
             '[ray]\nmax_retries = 2\n'
@@ -178,7 +211,8 @@ def test_llm_pool_sends_each_request_once_across_workers_and_survives_a_killed_w
             f'[[ray.endpoints]]\nbase_url = "{b.base_url}"\nconcurrency = 2\n'
         )
         # each repository's own endpoint answers nothing: every request must go through the pool
-        cfg = team_config(tmp_path, repos, head, each='llm = { model = "scripted", base_url = "http://127.0.0.1:9/v1" }\n')
+        cfg = team_config(tmp_path, repos, head, each='llm = { model = "scripted", base_url = "http://127.0.0.1:9/v1" }\n',
+                          db=shared_store)
         killed: list[int] = []
         stop = threading.Event()
         killer = threading.Thread(target=_kill_a_running_task, args=([a, b], killed, stop), daemon=True)
@@ -213,10 +247,9 @@ def test_llm_pool_sends_each_request_once_across_workers_and_survives_a_killed_w
     assert not [x for x in reasons if "request failed" in x or "unreachable" in x], reasons
     assert sum(p["analysis_engine"] == "llm" for p in verl["pull_requests"]) >= 11, reasons
     assert "tokens" in err
-    rows = stored_reports(tmp_path / "store.db")
+    rows = stored_reports(shared_store)
     assert len(rows) == len(set(rows)) == 10
-    with sqlite3.connect(tmp_path / "store.db") as conn:
-        keys = [k for (k,) in conn.execute("SELECT key FROM llm_cache")]
+    keys = [k for (k,) in _rows(shared_store, "SELECT key FROM llm_cache")]
     assert len(keys) == len(set(keys)) == len(calls)
 
 
