@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,10 +48,12 @@ def ray_cluster(tmp_path_factory):
         mp.setenv("REPOBRIEF_DATA_DIR", str(home / "data"))
         mp.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
         mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        temp = Path("/tmp") / f"ray-rb-{os.getpid()}"  # short: Ray's socket paths must stay under 108 bytes
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 1024 * 1024,
-                 log_to_driver=False, logging_level="ERROR", _temp_dir=str(Path("/tmp") / f"ray-rb-{os.getpid()}"))
+                 log_to_driver=False, logging_level="ERROR", _temp_dir=str(temp))
     yield
     ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def week_repo(path: Path, prs: list[tuple[str, dict]], author: str = "dev") -> Path:
