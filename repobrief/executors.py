@@ -8,8 +8,8 @@ task per job, the output folder on shared storage, the store on PostgreSQL)
 plugs in beside the local ones without touching the runner.
 
 - `local` (the default): worker processes on this machine. The report pipeline
-  is Python (the GIL) around one `git log` subprocess per repository, so
-  processes are what use a second core; bench/bench_run.py measures it.
+  is Python (the GIL) around `git log` subprocesses, so processes are what
+  use a second core; one per CPU; bench/bench_run.py measures it.
 - `threads`: worker threads in this process, for callers that must not fork
   (and for comparison in the benchmark).
 - `serial`: one job after another in this process (debugging, profiling).
@@ -39,9 +39,9 @@ class Executor(ABC):
         self.workers = workers
 
     def worker_count(self, jobs: int) -> int:
-        # By default two workers per CPU: a job spends much of its time waiting for its
-        # `git log`, so a second job per core keeps the core busy (bench/bench_run.py).
-        return max(1, min(jobs, self.workers or 2 * (os.cpu_count() or 1)))
+        # One worker per CPU: a job keeps about a core busy by itself, its Python and its
+        # `git log` child together; more workers only thrash (bench/bench_run.py).
+        return max(1, min(jobs, self.workers or os.cpu_count() or 1))
 
     @abstractmethod
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:

@@ -105,7 +105,7 @@ class TeamSettings:
     db: str = ""  # a shared store (SQLite path or database URL); empty = none
     engine: str = ""
     executor: str = "local"
-    workers: int = 0  # 0 = two per CPU (jobs wait on git), at most one per repository
+    workers: int = 0  # 0 = one per CPU, at most one per repository
     digest: DigestSettings = field(default_factory=DigestSettings)
     ray: RaySettings = field(default_factory=RaySettings)
     repositories: list[dict] = field(default_factory=list)  # checked one by one in `load_team`
@@ -141,7 +141,7 @@ def load_team(path: str | Path) -> Team:
 
     _check_formats("formats", team.formats, parse_formats)
     if team.workers < 0:
-        raise ConfigError(f"option 'workers' is {team.workers}; expected 0 (two per CPU) or a positive whole number")
+        raise ConfigError(f"option 'workers' is {team.workers}; expected 0 (one per CPU) or a positive whole number")
     if team.digest.highlights < 1:
         raise ConfigError(f"option 'digest.highlights' is {team.digest.highlights}; expected a positive whole number")
     if team.timezone:

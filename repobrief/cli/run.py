@@ -83,7 +83,7 @@ def run(
     digest: bool = typer.Option(False, "--digest", help="Also write the ecosystem digest (Markdown + JSON, in the [digest] languages)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: the config's `out`, relative to it)."),
     db: str = typer.Option(None, "--db", help="Shared store for PRs and rendered reports: a SQLite file or postgresql://… URL."),
-    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else two per CPU)."),
+    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
     executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads, serial or ray (a Ray cluster; the `ray` extra)."),
     ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: 'auto' (the running cluster), ray://HEAD:10001, or none to start a local one."),
     only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name or source); repeatable."),
