@@ -105,6 +105,8 @@ def test_a_reasoned_dismissal_is_respected(tmp_path):
     with ScriptedLLM() as server:
         rep = _run(repo, tmp_path / "rb.db", server, reasoned)
     assert rep.analyses[11].engine == "llm" and rep.analyses[11].risks == []
+    said = rep.engine["disagreements"]["11"]
+    assert said and all(d["about"].startswith("risk:") and "covers the sampler" in d["reason"] for d in said)
 
 
 def test_an_empty_week_sends_nothing(tmp_path):

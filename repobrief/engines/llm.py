@@ -196,6 +196,7 @@ class LLMEngine(Engine):
 
         self.acct = Accounting(model=self._llm.model if self._llm else "")
         self.input_cuts: dict[int, list[str]] = {}
+        self.disagreements: dict[int, list[dict]] = {}  # where the model departed from the offline hints, and why
         self._to_save: list[tuple[PRAnalysis, str]] = []
         self._deadline: float | None = None
         self._offline = None
@@ -264,6 +265,7 @@ class LLMEngine(Engine):
         self._deadline = time.monotonic() + self._llm.budget_seconds
         self.acct = Accounting(model=self._llm.model)
         self.input_cuts = {}
+        self.disagreements = {}
         self._ctx = ctx
         self._lang = getattr(ctx, "lang", None) or self.settings.language
         hints = self.offline().analyze_all(prs, ctx)
@@ -366,6 +368,10 @@ class LLMEngine(Engine):
                 problems = [f"the answer does not match the schema: {_short_validation(e)}"]
             if not problems:
                 analysis = self._merge_pr(pr, hint, out)
+                said = [{"about": d.about, "reason": d.reason} for d in out.disagreements]
+                said += [{"about": f"risk:{d.kind}", "reason": d.reason} for d in out.dismissed_hints if d.reason.strip()]
+                if said:
+                    self.disagreements[pr.number] = said
                 self._to_save.append((analysis, _hash_messages(inp.messages)))
                 return analysis
             if attempt == 0:
@@ -394,6 +400,8 @@ class LLMEngine(Engine):
         problems += g.check_text("modules/themes", " ; ".join(out.modules + out.themes))
         for r in out.importance_reasons:
             problems += g.check_text("importance_reasons", r.text)
+        for d in list(out.disagreements) + list(out.dismissed_hints):
+            problems += g.check_text("disagreements", d.reason)
         for i, r in enumerate(out.risks):
             problems += g.check_text(f"risks[{i}]", f"{r.title}\n{r.text}\n" + "\n".join(r.evidence))
         if out.discussion_summary:
@@ -572,6 +580,7 @@ class LLMEngine(Engine):
             "repair_retries": a.repair_retries,
             "fallbacks": list(a.fallbacks),
             "input_cuts": {str(k): v for k, v in sorted(self.input_cuts.items())},
+            "disagreements": {str(k): v for k, v in sorted(self.disagreements.items())},
             "prompt_tokens_estimated": a.prompt_tokens_estimated,
             "estimated_cost": cost,
         }

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
 
-PROMPT_VERSION = "2026-11-30.2"
+PROMPT_VERSION = "2026-11-30.3"
 
 LANGUAGE_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 
@@ -205,7 +205,7 @@ def build_pr_input(
         f"Computed facts: {json.dumps(facts, ensure_ascii=False)}\n"
         f"Hints from the rule-based analyser: {json.dumps(_hints(hint), ensure_ascii=False)}\n"
         "If you disagree with a hinted risk, list it in dismissed_hints with the reason; hinted risks you neither keep "
-        "nor dismiss are kept.\n"
+        "nor dismiss are kept. Where you depart from another hint (type, breaking, importance), say why in disagreements.\n"
     )
     cuts: list[str] = []
     title_block = untrusted("title", pr.title)

@@ -40,6 +40,11 @@ class DismissedHint(_Strict):
     reason: str = Field(description="Why the hint does not apply, citing the PR data.")
 
 
+class Disagreement(_Strict):
+    about: str = Field(description="Which hint: type, breaking, importance, modules or themes.")
+    reason: str = Field(description="Why the PR data supports your answer instead, in the report language.")
+
+
 class PRAnalysisOut(_Strict):
     """One PR, judged by the model."""
 
@@ -53,6 +58,9 @@ class PRAnalysisOut(_Strict):
     risks: list[RiskOut] = Field(description="Risks with evidence; empty if none.")
     dismissed_hints: list[DismissedHint] = Field(
         default_factory=list, description="Hinted risks you consider wrong, each with a reason."
+    )
+    disagreements: list[Disagreement] = Field(
+        default_factory=list, description="Where your answer departs from the hints, each with a reason."
     )
     discussion_summary: str | None = Field(
         default=None, description="What the review discussion surfaced, in the report language; null if there was none."
