@@ -188,7 +188,7 @@ def test_endpoint_down_mid_run_completes_from_fallbacks(verl_repo, tmp_path, wee
 
     with ScriptedLLM() as server:
         server.rules.append(script)
-        settings = _settings(verl_repo, tmp_path / "rb.db", server, concurrency=2, timeout=2.0)
+        settings = _settings(verl_repo, tmp_path / "rb.db", server, concurrency=2, timeout=10.0)
         rep = _report(verl_repo, settings)
     engines = [a.engine for a in rep.analyses.values()]
     assert engines.count("llm") == 4 and engines.count("offline") == 18
