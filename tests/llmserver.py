@@ -100,7 +100,7 @@ def default_week_answer(call: Call) -> dict:
         summary = f"{n} PRs were merged this week; the most notable is #{top[0]['pr']}." if top else f"{n} PRs were merged."
 
     def item(r: dict, label: str) -> dict:
-        return {"name": f"{label} {r['pr']}", "text": f"{r['key_contribution']} (#{r['pr']})", "prs": [r["pr"]]}
+        return {"name": f"{label}: {r['title'][:40]}", "text": r["key_contribution"], "prs": [r["pr"]]}
 
     return {
         "summary": summary,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
 
-PROMPT_VERSION = "2026-11-30.3"
+PROMPT_VERSION = "2026-11-30.4"
 
 LANGUAGE_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 

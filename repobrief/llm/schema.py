@@ -68,8 +68,8 @@ class PRAnalysisOut(_Strict):
 
 
 class ItemOut(_Strict):
-    name: str = Field(description="A short name.")
-    text: str = Field(description="The entry's text in the report language.")
+    name: str = Field(description="A short name, without PR numbers (the report shows them from prs).")
+    text: str = Field(description="The entry's text in the report language; cite other PRs as #NUMBER.")
     prs: list[int] = Field(description="PR numbers of this week that the entry is about.")
 
 
