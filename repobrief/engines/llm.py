@@ -352,9 +352,10 @@ class LLMEngine(Engine):
         )
         messages = inp.messages
         problems: list[str] = []
+        where: dict = {}
         for attempt in range(2):
             try:
-                text = await client.complete(messages, "pr_analysis", schema)
+                text = await client.complete(messages, "pr_analysis", schema, where)
             except UnitFailed as e:
                 reason = f"request failed: {e.reason}"
                 self._fallback(f"pr:{pr.number}", reason)
@@ -372,7 +373,8 @@ class LLMEngine(Engine):
                 said += [{"about": f"risk:{d.kind}", "reason": d.reason} for d in out.dismissed_hints if d.reason.strip()]
                 if said:
                     self.disagreements[pr.number] = said
-                self._to_save.append((analysis, _hash_messages(inp.messages)))
+                if not where.get("cached"):  # a cached answer's analysis was stored when it was new
+                    self._to_save.append((analysis, _hash_messages(inp.messages)))
                 return analysis
             if attempt == 0:
                 self.acct.repair_retries += 1

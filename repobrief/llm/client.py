@@ -165,8 +165,11 @@ class ChatClient:
             req["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
         return req
 
-    async def complete(self, messages: list[dict], schema_name: str, schema: dict) -> str:
-        """The answer's text (tool-call arguments in `tools` mode), from the cache or the endpoint."""
+    async def complete(self, messages: list[dict], schema_name: str, schema: dict, info: dict | None = None) -> str:
+        """The answer's text (tool-call arguments in `tools` mode), from the cache or the
+        endpoint; `info["cached"]` tells which."""
+        if info is not None:
+            info["cached"] = False
         if self.fatal is not None:
             raise self.fatal
         req = self._request(messages, schema_name, schema)
@@ -188,6 +191,8 @@ class ChatClient:
                     self.acct.cache_hits += 1
                     self.acct.cached_prompt_tokens += hit.prompt_tokens
                     self.acct.cached_completion_tokens += hit.completion_tokens
+                    if info is not None:
+                        info["cached"] = True
                     return hit.response
         text, pt, ct = await self._send(req, sent_tokens)
         if self.store is not None and key is not None:
