@@ -25,6 +25,8 @@ the others go on.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -164,6 +166,13 @@ def load_team(path: str | Path) -> Team:
         if entry.timezone:
             _check_timezone(f"{where}.timezone", entry.timezone)
         # Other keys are repobrief options for this repository; check them now, naming the table.
+        settings_keys = [f.name for f in dataclasses.fields(Settings) if f.name != "source_file"]
+        for key in rest:
+            if key not in settings_keys:  # neither a repository key nor a repobrief option
+                near = difflib.get_close_matches(key, sorted(_ENTRY_KEYS) + settings_keys, n=1)
+                raise ConfigError(f"unknown option '{where}.{key}'",
+                                  f"did you mean '{where}.{near[0]}'?" if near else
+                                  f"valid here: {', '.join(sorted(_ENTRY_KEYS))} and any repobrief option")
         try:
             _build(Settings, rest)
         except ConfigError as e:

@@ -289,6 +289,7 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
 
 @pytest.mark.parametrize("text,message", [
     ('[[repositories]]\nsource = "x"\nthresold = 3\n', "unknown option 'repositories[0].thresold'"),
+    ('[[repositories]]\nsource = "x"\nlanguags = ["en"]\n', "did you mean 'repositories[0].languages'?"),
     ('[[repositories]]\nsource = "x"\ntimezone = "Mars/Olympus"\n', "option 'repositories[0].timezone'"),
     ('[[repositories]]\nname = "a/b"\n', "option 'repositories[0]' needs source"),
     ('[[repositories]]\nsource = "x"\nlanguages = ["fr"]\n', "option 'repositories[0].languages' has 'fr'"),
