@@ -16,7 +16,7 @@ from pathlib import Path
 from .aggregate import build_facts
 from .analysis.classify import Classified, classify
 from .analysis.context import AnalysisContext, default_core_paths
-from .analysis.risks import files_to_read, week_risks
+from .analysis.risks import DIFF_LINES, files_to_read, week_risks
 from .analysis.themes import WeekSample, build_themes
 from .config import Settings
 from .errors import UsageError
@@ -153,7 +153,7 @@ def _span_diffs(source, settings: Settings, windows: list[Window]) -> dict[int, 
 def read_diffs(source, prs: list[PullRequest], settings: Settings) -> dict[int, str]:
     """The diffs detectors need, for all `prs` in one source call."""
     paths = sorted({p for pr in prs for p in files_to_read(pr)})
-    return source.read_diffs(prs, paths, settings.diff_max_bytes) if paths else {}
+    return source.read_diffs(prs, paths, settings.diff_max_bytes, lines=DIFF_LINES) if paths else {}
 
 
 class _SeenBefore:

@@ -154,6 +154,8 @@ def test_read_diffs_returns_bounded_config_hunks(tmp_path):
     assert "x.py" not in diffs[40]
     assert len(src.read_diffs(prs, ["conf/trainer.yaml"], 20)[40]) == 20
     assert src.read_diffs(prs, [], 100) == {}
+    only = src.read_diffs(prs, ["conf/trainer.yaml", "x.py"], 10_000, lines=r"[^\n]*:")
+    assert "+scheduler: cosine" in only[40] and "+y" not in only[40] and "diff --git a/x.py" in only[40]
 
 
 def test_history_reads_paths_without_line_counts(flask_like):

@@ -19,6 +19,9 @@ from .context import AnalysisContext, percentile
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
+# The diff lines detectors read: `key: value` / `name = …` shapes and anything with a version.
+DIFF_LINES = r"[^\n]*(?:[:=]|\d\.\d)"
+
 _VERSION_DOCS = re.compile(r"readme|install|quickstart|getting.?started|docker|release|changelog|faq|upgrad", re.I)
 
 

@@ -53,10 +53,13 @@ class Source(ABC):
         Used when many weeks are reported at once."""
         return None
 
-    def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
+    def read_diffs(
+        self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
+    ) -> dict[int, str]:
         """Unified diffs (added/removed lines) of `prs`, limited to the files `paths`
-        (paths relative to the repository root), at most `max_bytes` per PR.
-        Empty when the source has no diffs."""
+        (paths relative to the repository root), at most `max_bytes` per PR. With
+        `lines` (a regular expression), only `diff --git` headers and the +/- lines it
+        matches are kept. Empty when the source has no diffs."""
         return {}
 
     def latest_release(self) -> str | None:

@@ -52,12 +52,9 @@ class _RawCommit:
     author: str
     email: str
     committed_at: datetime
-    message: str
+    subject: str
+    body: str  # the message after the subject line; shared with the PR (no copy)
     files: list[FileChange] = field(default_factory=list)
-
-    @property
-    def subject(self) -> str:
-        return self.message.split("\n", 1)[0].strip()
 
 
 def parse_remote(url: str) -> tuple[str, str] | None:
@@ -329,7 +326,7 @@ class GitSource(Source):
         m = _PR_MERGE.match(subject)
         if m:
             number = int(m.group(1))
-            lines = [ln.strip() for ln in c.message.split("\n")[1:]]
+            lines = [ln.strip() for ln in c.body.split("\n")]
             body_lines = lines[:]
             while body_lines and not body_lines[0]:
                 body_lines.pop(0)
@@ -348,7 +345,7 @@ class GitSource(Source):
         m = _PR_SQUASH.search(subject)
         if m:
             number = int(m.group(1))
-            body = c.message.split("\n", 1)[1].strip() if "\n" in c.message else ""
+            body = c.body
             return PullRequest(
                 number=number, title=subject, body=body, author=c.author, author_email=c.email, merged_at=when,
                 files=c.files, sha=c.sha, url=self._url(number), lines_known=c.sha in self._numstat_done,
@@ -366,7 +363,7 @@ class GitSource(Source):
         inner = _PR_MERGE.match(m.group(1))
         if inner:
             return int(inner.group(1))
-        s = _REVERTS_SHA.search(c.message)
+        s = _REVERTS_SHA.search(c.body)
         if s:
             for sha, number in by_sha.items():
                 if sha.startswith(s.group(1)):
@@ -452,7 +449,9 @@ class GitSource(Source):
             self._authors_proc[1].communicate()
             self._authors_proc = None
 
-    def read_diffs(self, prs: list[PullRequest], paths: list[str], max_bytes: int) -> dict[int, str]:
+    def read_diffs(
+        self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
+    ) -> dict[int, str]:
         """Diffs (-U0) of the PRs limited to `paths`, one `git log --stdin` for all:
         commits, then `--`, then the paths go in on standard input (no length limit)."""
         wanted = {pr.sha: pr.number for pr in prs if pr.sha and any(f.path in paths for f in pr.files)} if paths else {}
@@ -461,14 +460,18 @@ class GitSource(Source):
         args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
                 "--no-color", "--no-ext-diff", "--format=%x1e%H"]
         stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in paths)]).encode("utf-8", "replace") + b"\n"
+        keep = re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M) if lines else None
         out: dict[int, str] = {}
-        # Records are cut to max_bytes as they arrive: with -U0 nearly every line is a
-        # +/- line, and slicing bytes is far cheaper than filtering lines in Python.
+        # Records are cut as they arrive, with one C-level regex pass when only some lines
+        # are wanted: filtering line by line in Python costs more than git's diff.
         for rec in self._stream(args, stdin=stdin):
             sha, _, diff = rec.partition(b"\n")
             number = wanted.get(sha.strip().decode())
-            if number is not None and diff:
-                out[number] = diff[:max_bytes].decode("utf-8", "replace")
+            if number is None or not diff:
+                continue
+            if keep is not None:
+                diff = b"\n".join(keep.findall(diff))
+            out[number] = diff[:max_bytes].decode("utf-8", "replace")
         return out
 
 
@@ -480,13 +483,15 @@ def _parse_record(rec: bytes) -> _RawCommit | None:
     if len(parts) < 6:
         return None
     sha, parents, author, email, cdate, message = parts
+    subject, _, body = message.decode("utf-8", "replace").strip().partition("\n")
     return _RawCommit(
         sha=sha.decode(),
         parents=parents.decode().split(),
         author=author.decode("utf-8", "replace"),
         email=email.decode("utf-8", "replace"),
         committed_at=datetime.fromisoformat(cdate.decode()),
-        message=message.decode("utf-8", "replace").strip(),
+        subject=subject.strip(),
+        body=body.strip(),
         files=_parse_files(rest),
     )
 
