@@ -42,6 +42,8 @@ from .team import EndpointSettings, JobResult, RaySettings, RepoJob, run_job
 __all__ = ["LLMPool", "PoolClient", "RayExecutor"]
 
 LOCAL_OBJECT_STORE_BYTES = 200 * 1024 * 1024  # a started-here cluster moves small job records only
+ENDPOINT_FAILURES_BEFORE_REST = 3  # an endpoint failing this often in a row is down or overloaded:
+ENDPOINT_REST_SECONDS = 30.0  # send elsewhere for this long, then try it again
 
 
 class RayUnavailable(UsageError):
@@ -72,7 +74,15 @@ class _Endpoint:
     failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    streak: int = 0  # consecutive failures
+    resting_until: float = 0.0  # skipped until then while another endpoint can take the request
     client: Any = field(default=None, repr=False)
+
+    def failed_once(self) -> None:
+        self.failed += 1
+        self.streak += 1
+        if self.streak >= ENDPOINT_FAILURES_BEFORE_REST:
+            self.resting_until = time.monotonic() + ENDPOINT_REST_SECONDS
 
 
 class LLMPool:
@@ -162,6 +172,9 @@ class LLMPool:
                 left = [e for e in self._endpoints if e.base_url not in tried]
                 if not left:
                     return None
+                now = time.monotonic()
+                awake = [e for e in left if e.resting_until <= now]
+                left = awake or left  # when every endpoint rests, try them anyway
                 free = [e for e in left if e.busy < e.limit]
                 if free:
                     ep = min(free, key=lambda e: (e.busy / e.limit, e.sent))
@@ -191,19 +204,20 @@ class LLMPool:
                 ep.sent += 1
                 resp = await ep.client.chat.completions.create(**request, timeout=timeout)
             except openai.APIStatusError as e:
-                ep.failed += 1
                 headers = {k: v for k, v in e.response.headers.items() if k.lower() in ("retry-after", "retry-after-ms")}
                 last = {"error": "status", "status": e.status_code, "message": str(getattr(e, "message", ""))[:500],
                         "headers": headers}
                 if e.status_code < 500 and e.status_code not in (408, 409, 429):
+                    ep.failed += 1
                     return last  # the request itself is wrong (or the key): another replica says the same
+                ep.failed_once()
                 continue
             except openai.APITimeoutError:
-                ep.failed += 1
+                ep.failed_once()
                 last = {"error": "timeout", "message": f"timed out at {ep.base_url}"}
                 continue
             except openai.APIConnectionError:
-                ep.failed += 1
+                ep.failed_once()
                 last = {"error": "connection", "message": f"{ep.base_url} unreachable"}
                 continue
             finally:
@@ -212,6 +226,7 @@ class LLMPool:
 
     @staticmethod
     def _answer(ep: _Endpoint, resp: Any) -> dict:
+        ep.streak = 0
         usage = getattr(resp, "usage", None)
         pt = int(getattr(usage, "prompt_tokens", 0) or 0)
         ct = int(getattr(usage, "completion_tokens", 0) or 0)

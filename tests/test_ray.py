@@ -281,3 +281,31 @@ def test_an_unreachable_ray_address_is_a_clear_error(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "cannot reach the Ray cluster at 127.0.0.1:9" in proc.stderr
     assert "--ray-address" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_llm_pool_routes_around_an_endpoint_that_is_down(ray_cluster, four, tmp_path):
+    """One of the two endpoints refuses connections: every request is answered by the
+    other, once, and no unit falls back to the offline engine."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    repos = {k: four[k] for k in ("alpha", "beta")}
+    with ScriptedLLM() as live:
+        head = (
+            'engine = "llm"\n'
+            f'[[ray.endpoints]]\nbase_url = "{dead}"\nconcurrency = 4\n'
+            f'[[ray.endpoints]]\nbase_url = "{live.base_url}"\nconcurrency = 1\n'
+        )
+        cfg = team_config(tmp_path, repos, head, each=f'llm = {{ model = "scripted", base_url = "{dead}" }}\n')
+        code, _, err = cli(["run", "--config", str(cfg), "--week", WEEK, "--executor", "ray"])
+        calls = live.calls
+    assert code == 0, err
+    reports = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("*.json")]
+    assert [f for r in reports for f in r["engine"]["fallbacks"]] == []
+    assert all(p["analysis_engine"] == "llm" for r in reports for p in r["pull_requests"])
+    bodies = [json.dumps(c.body, sort_keys=True) for c in calls]
+    assert len(bodies) == len(set(bodies)) == 3 + 2  # 3 PRs and 2 weeks composed, each sent once
+    assert f"{dead} 0 sent" not in err and f"{live.base_url} {len(calls)} sent" in err
+    assert "failed)" in err.split(dead)[1].split(";")[0]  # the dead endpoint's failures are counted
