@@ -143,10 +143,13 @@ class LLMPool:
             del self._inflight[key]
 
     async def _cached(self, key: str) -> dict | None:
-        store = self._get_store()
-        if store is None:
-            return None
-        hit = await asyncio.to_thread(store.cache_get, key)
+        try:
+            store = self._get_store()
+            if store is None:
+                return None
+            hit = await asyncio.to_thread(store.cache_get, key)
+        except RepobriefError:
+            return None  # a store that cannot be read costs a request, not the answer
         if hit is None:
             return None
         self.cache_hits += 1
@@ -154,7 +157,10 @@ class LLMPool:
                 "completion_tokens": hit.completion_tokens, "endpoint": "cache"}
 
     async def _remember(self, key: str, answer: dict, model: str, prompt_version: str) -> None:
-        store = self._get_store()
+        try:
+            store = self._get_store()
+        except RepobriefError:
+            return
         if store is None:
             return
         text = answer["tool_args"] if answer.get("tool_args") is not None else answer["content"]

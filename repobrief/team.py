@@ -18,9 +18,9 @@ folder and publish targets, plus any repobrief option (`threshold`, `[[modules]]
 `load_team` reads and checks it (errors name the option, e.g.
 `repositories[2].timezone`), `plan_jobs` turns it into picklable `RepoJob`s for
 one week, and `run_jobs` hands them to an executor (`repobrief.executors`),
-which calls `run_job` for each, in this process, in worker processes, or (later)
-on a cluster. A failing repository gives a failed `JobResult` with its message;
-the others go on.
+which calls `run_job` for each, in this process, in worker processes, or on a
+Ray cluster (`repobrief.executors_ray`). A failing repository gives a failed
+`JobResult` with its message; the others go on.
 """
 
 from __future__ import annotations
