@@ -400,10 +400,6 @@ class RayExecutor(Executor):
             llm = llm_jobs[0].settings.llm
             endpoints = [{"base_url": llm.base_url or "https://api.openai.com/v1", "concurrency": llm.concurrency,
                           "api_key": llm.api_key}]
-        for e in endpoints:
-            if not e["base_url"].startswith(("http://", "https://")):
-                raise UsageError(f"option 'ray.endpoints' has {e['base_url']!r}, which is not an http(s) URL",
-                                 "e.g. base_url = \"http://vllm-0:8000/v1\"")
         store_urls = {j.db for j in llm_jobs if j.db}
         limit = sum(e["concurrency"] for e in endpoints)
         actor = ray.remote(num_cpus=0, max_concurrency=max(64, 4 * limit), max_restarts=1)(LLMPool)
@@ -411,8 +407,21 @@ class RayExecutor(Executor):
 
     # --------------------------------------------------------------------- run
 
+    def check(self) -> None:
+        """Settings errors, before any cluster is joined or started."""
+        s = self.settings
+        if s.num_cpus < 0 or s.memory_mb < 0 or s.max_retries < 0:
+            raise UsageError("options 'ray.num_cpus', 'ray.memory_mb' and 'ray.max_retries' must not be negative")
+        for i, e in enumerate(s.endpoints):
+            if not e.base_url.startswith(("http://", "https://")):
+                raise UsageError(f"option 'ray.endpoints[{i}].base_url' is {e.base_url!r}, not an http(s) URL",
+                                 'e.g. base_url = "http://vllm-0:8000/v1"')
+            if e.concurrency < 1:
+                raise UsageError(f"option 'ray.endpoints[{i}].concurrency' is {e.concurrency}; expected at least 1")
+
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
         ray = _import_ray()
+        self.check()
         if not jobs:
             return []
         started = self._connect(ray, len(jobs))
@@ -424,8 +433,6 @@ class RayExecutor(Executor):
 
     def _run(self, ray, jobs: Sequence[RepoJob], on_result: OnResult | None) -> list[JobResult]:
         s = self.settings
-        if s.num_cpus < 0 or s.memory_mb < 0 or s.max_retries < 0:
-            raise UsageError("options 'ray.num_cpus', 'ray.memory_mb' and 'ray.max_retries' must not be negative")
         options: dict[str, Any] = {"num_cpus": s.num_cpus, "max_retries": s.max_retries, "retry_exceptions": False}
         if s.memory_mb:
             options["memory"] = s.memory_mb * 1024 * 1024

@@ -309,3 +309,14 @@ def test_llm_pool_routes_around_an_endpoint_that_is_down(ray_cluster, four, tmp_
     assert len(bodies) == len(set(bodies)) == 3 + 2  # 3 PRs and 2 weeks composed, each sent once
     assert f"{dead} 0 sent" not in err and f"{live.base_url} {len(calls)} sent" in err
     assert "failed)" in err.split(dead)[1].split(";")[0]  # the dead endpoint's failures are counted
+
+
+def test_ray_settings_errors_name_the_option(tmp_path):
+    repo = week_repo(tmp_path / "alpha", [("fix: a typo", {"src/app.py": 2})])
+    cfg = team_config(tmp_path / "a", {"alpha": repo}, '[ray]\nadress = "auto"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", WEEK, "--executor", "ray"])
+    assert code == 3 and "unknown option 'ray.adress'" in err and "ray.address" in err
+    cfg = team_config(tmp_path / "b", {"alpha": repo}, 'engine = "llm"\n[[ray.endpoints]]\nbase_url = "vllm-0:8000"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", WEEK, "--executor", "ray"])
+    assert code == 2 and "option 'ray.endpoints[0].base_url' is 'vllm-0:8000', not an http(s) URL" in err
+    assert not (tmp_path / "b" / "out").exists()
