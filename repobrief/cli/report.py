@@ -119,6 +119,7 @@ def report(
     github_url: str = opt.GITHUB_URL,
     offline: bool = opt.OFFLINE,
     link: str = typer.Option(None, "--link", help="URL of the full report, for the card's button."),
+    keep: bool = typer.Option(True, "--store/--no-store", help="Keep the PRs and the rendered report in the store (--db)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary on stderr."),
 ) -> None:
     """Write the weekly report of PATH for one week (or --since/--until)."""
@@ -134,10 +135,11 @@ def report(
     if len(formats) > 1 and out is None:
         raise UsageError("several formats need --out DIR (one file per format)")
     window = resolve_window(week, since, until, parse_timezone(settings.timezone or "UTC"))
+    store = _open_store(settings) if keep else None
     progress = _Progress(not quiet)
     try:
         rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
-                              source_name=source, offline=offline)
+                              source_name=source, offline=offline, store=store)
     finally:
         progress.stop()
     if link:
@@ -153,6 +155,8 @@ def report(
         if not quiet:
             for p in files:
                 typer.echo(f"wrote {p}", err=True)
+    if store is not None:
+        _keep(store, rep, rendered, explicit=bool(settings.db))
     if not quiet:
         eng = rep.engine
         typer.echo(
@@ -169,3 +173,31 @@ def report(
                 err=True,
             )
 
+
+def _open_store(settings):
+    """The store, opened in the background while git is read (SQLAlchemy's import alone
+    would cost a third of the report's time budget if done up front). The default
+    file is skipped, with a warning, when its folder cannot be created."""
+    from ..store import default_db_path, open_store
+
+    if not settings.db:
+        try:
+            default_db_path().parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            typer.echo(f"warning: not keeping reports in the store ({e.strerror}: {e.filename}); use --db", err=True)
+            return None
+    return open_store(settings.db or None, lazy=True)
+
+
+def _keep(store, rep, rendered: dict[str, str], *, explicit: bool) -> None:
+    """Save the rendered formats (the pipeline saved the PRs). A store the user did
+    not ask for (the default file) only warns when it cannot be written."""
+    from ..errors import StoreError
+
+    try:
+        for f, text in rendered.items():
+            store.save_report(rep.repository, rep.week, rep.lang, f, text)
+    except StoreError as e:
+        if explicit:
+            raise
+        typer.echo(f"warning: the report was not kept in the store: {e.message}", err=True)
