@@ -542,6 +542,9 @@ def _url_engine(url: str):
         ) from None
 
 
+_MIGRATION_LOCK = threading.Lock()
+
+
 def _migrate(engine, display: str) -> None:
     """Bring the database to `SCHEMA_REVISION`: one query when it is already there."""
     from sqlalchemy import text
@@ -578,7 +581,10 @@ def _migrate(engine, display: str) -> None:
                 # wait here and then find (inside the lock) that the schema is at head.
                 conn.execute(text("SELECT pg_advisory_xact_lock(7206218623865341952)"))
             cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+            # Alembic keeps its context in module globals: two stores migrating at once in
+            # one process (lazy opens run in threads) would trample each other.
+            with _MIGRATION_LOCK:
+                command.upgrade(cfg, "head")
     except SQLAlchemyError as e:
         raise _store_error(f"cannot open the store {display}", e) from None
 
