@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 _API = {
     "generate_report": "repobrief.pipeline",
+    "generate_reports": "repobrief.pipeline",
     "render_report": "repobrief.pipeline",
     "output_name": "repobrief.pipeline",
     "load_settings": "repobrief.config",

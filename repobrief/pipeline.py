@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from .analysis.context import AnalysisContext, default_core_paths
 from .analysis.risks import DIFF_LINES, files_to_read, week_risks
 from .analysis.themes import WeekSample, build_themes
 from .config import Settings
-from .errors import UsageError
 from .i18n import catalog
 from .models import PullRequest, Report
 from .registry import ENGINES, RENDERERS, SOURCES
@@ -342,10 +340,4 @@ def output_name(report: Report, fmt: str) -> str:
     return f"{safe}-{report.week}.{report.lang}.{ext}"
 
 
-def with_language(settings: Settings, lang: str) -> Settings:
-    if lang not in ("zh", "en"):
-        raise UsageError(f"unknown language {lang!r}; valid: zh, en")
-    return replace(settings, language=lang)
-
-
-__all__ = ["generate_report", "render_report", "output_name", "resolve_target"]
+__all__ = ["generate_report", "generate_reports", "render_report", "output_name", "resolve_target"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable
 from typing import Any
 
 from .errors import UsageError
@@ -118,5 +117,3 @@ EXECUTORS = Registry(
         "ray": "repobrief.executors_ray:RayExecutor",  # needs the `ray` extra
     },
 )
-
-RendererFn = Callable[..., str]
