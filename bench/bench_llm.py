@@ -99,7 +99,7 @@ def main() -> None:
         cold, report = _cli(repo, db, llm_env, *llm_flags, "--refresh")
         eng = report["engine"]
         pr_calls = [c for c in server.calls if c.kind == "pr" and c.attempt == 0]
-        prompt_per_pr = [estimate_tokens(json.dumps(c.body["messages"], ensure_ascii=False)) for c in pr_calls]
+        prompt_per_pr = [sum(estimate_tokens(m["content"]) for m in c.body["messages"]) for c in pr_calls]
 
         warm = _in_process(repo, Path(tmp) / "warm.db", server.base_url, args.concurrency)
 
