@@ -257,6 +257,9 @@ def test_bad_urls_are_store_errors_with_password_masked():
 
 
 def test_default_path_is_under_the_user_data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPOBRIEF_DATA_DIR", str(tmp_path / "rb-data"))
+    assert default_db_path() == tmp_path / "rb-data" / "repobrief.db"
+    monkeypatch.delenv("REPOBRIEF_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert default_db_path() == tmp_path / "data" / "repobrief" / "repobrief.db"
     with open_store() as store:

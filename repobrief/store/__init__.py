@@ -62,7 +62,11 @@ class SyncState:
 
 
 def default_db_path() -> Path:
-    """`repobrief.db` under the user data directory (XDG_DATA_HOME on Linux)."""
+    """`repobrief.db` in `$REPOBRIEF_DATA_DIR` when set, else under the user data
+    directory (`$XDG_DATA_HOME/repobrief` on Linux)."""
+    override = os.environ.get("REPOBRIEF_DATA_DIR")
+    if override:
+        return Path(override).expanduser() / "repobrief.db"
     from platformdirs import user_data_path
 
     return user_data_path("repobrief", appauthor=False) / "repobrief.db"
