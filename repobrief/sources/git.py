@@ -33,6 +33,8 @@ _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _FIELD = "\x1f"
 # git processes reading line counts at once (each commit's diff is independent).
 NUMSTAT_WORKERS = max(1, min(4, os.cpu_count() or 1))
+# Commits per `git log` when reading diffs (see read_diffs).
+DIFF_BATCH = 64
 _FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
 # Remote URL forms: https://host/owner/repo(.git), git@host:owner/repo.git, ssh://git@host/owner/repo
 _REMOTE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
@@ -452,26 +454,58 @@ class GitSource(Source):
     def read_diffs(
         self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
     ) -> dict[int, str]:
-        """Diffs (-U0) of the PRs limited to `paths`, one `git log --stdin` for all:
-        commits, then `--`, then the paths go in on standard input (no length limit)."""
-        wanted = {pr.sha: pr.number for pr in prs if pr.sha and any(f.path in paths for f in pr.files)} if paths else {}
-        if not wanted:
-            return {}
-        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
-                "--no-color", "--no-ext-diff", "--format=%x1e%H"]
-        stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in paths)]).encode("utf-8", "replace") + b"\n"
-        keep = re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M) if lines else None
-        out: dict[int, str] = {}
-        # Records are cut as they arrive, with one C-level regex pass when only some lines
-        # are wanted: filtering line by line in Python costs more than git's diff.
-        for rec in self._stream(args, stdin=stdin):
-            sha, _, diff = rec.partition(b"\n")
-            number = wanted.get(sha.strip().decode())
-            if number is None or not diff:
+        """Diffs (-U0) of the PRs limited to `paths`.
+
+        Commits go to `git log --stdin` in batches, each with only its own commits'
+        paths as literal pathspecs: git matches every changed file against every
+        pathspec, so one call with the paths of a whole history would be quadratic.
+        Batches run on all cores."""
+        selected = set(paths)
+        jobs: list[tuple[dict[str, int], list[str]]] = []
+        batch: dict[str, int] = {}
+        batch_paths: set[str] = set()
+        for pr in prs:
+            mine = [f.path for f in pr.files if f.path in selected]
+            if not pr.sha or not mine:
                 continue
-            if keep is not None:
-                diff = b"\n".join(keep.findall(diff))
-            out[number] = diff[:max_bytes].decode("utf-8", "replace")
+            batch[pr.sha] = pr.number
+            batch_paths.update(mine)
+            if len(batch) >= DIFF_BATCH:
+                jobs.append((batch, sorted(batch_paths)))
+                batch, batch_paths = {}, set()
+        if batch:
+            jobs.append((batch, sorted(batch_paths)))
+        if not jobs:
+            return {}
+        keep = re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M) if lines else None
+
+        def run(job: tuple[dict[str, int], list[str]]) -> dict[int, str]:
+            wanted, spec = job
+            args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
+                    "--no-color", "--no-ext-diff", "--format=%x1e%H"]
+            stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in spec)]).encode("utf-8", "replace") + b"\n"
+            got: dict[int, str] = {}
+            # Records are cut as they arrive, with one C-level regex pass when only some
+            # lines are wanted: filtering line by line in Python costs more than git's diff.
+            for rec in self._stream(args, stdin=stdin):
+                sha, _, diff = rec.partition(b"\n")
+                number = wanted.get(sha.strip().decode())
+                if number is None or not diff:
+                    continue
+                if keep is not None:
+                    diff = b"\n".join(keep.findall(diff))
+                got[number] = diff[:max_bytes].decode("utf-8", "replace")
+            return got
+
+        out: dict[int, str] = {}
+        if len(jobs) == 1:
+            out.update(run(jobs[0]))
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(NUMSTAT_WORKERS) as pool:
+                for got in pool.map(run, jobs):
+                    out.update(got)
         return out
 
 
