@@ -90,12 +90,13 @@ def generate_report(
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
         clock = _Clock()
+        # The engine first: a missing key or endpoint is an error before any reading.
+        engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
         source.prefetch_authors(window.start)
         span = read_span(source, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
         clock.lap("read")
         if progress:
             progress("read", len(span.week(window)), len(span.week(window)))
-        engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
         earlier = source.earlier_authors(window.start)
         return build_week(span, engine, window, store=store, now=now, clock=clock,
                           earlier_authors=earlier, diffs=None)
@@ -123,6 +124,7 @@ def generate_reports(
     windows = sorted(windows, key=lambda w: w.start)
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
+        engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
         # The diff pass needs only paths, so it runs alongside the line-count pass.
         from concurrent.futures import ThreadPoolExecutor
 
@@ -133,7 +135,6 @@ def generate_reports(
                              offline=offline)
             diffs = pending.result()
         first_seen = source.author_first_seen()
-        engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
         for i, w in enumerate(windows):
             earlier = _SeenBefore(first_seen, w.start) if first_seen is not None else None
             yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier, diffs=diffs)
