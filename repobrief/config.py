@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import os
 import tomllib
 import types
@@ -212,8 +213,14 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     return value
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    # Evaluating the string annotations is the slow part of loading settings.
+    return typing.get_type_hints(cls)
+
+
 def _build(cls: type, data: dict, prefix: str = "") -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     names = [f.name for f in dataclasses.fields(cls) if f.name != "source_file"]
     kwargs = {}
     for key, value in data.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from ..config import Settings
@@ -50,6 +51,17 @@ class Classified:
     terms: set[str] = field(default_factory=set)
     minor_only: bool = False  # only docs / tests / CI / examples
     title_terms: set[str] = field(default_factory=set)  # terms the title itself names
+
+
+@lru_cache(maxsize=1 << 15)
+def _folder_terms(folder: str, project: str) -> frozenset[str]:
+    """Theme terms of a folder path (the same folders recur in every week)."""
+    out = set()
+    for part in folder.split("/"):
+        p = part.lower()
+        if p not in _GENERIC_DIRS and p != project and len(p) > 1 and not p.startswith("."):
+            out.add(TERM_SYNONYMS.get(p, p))
+    return frozenset(out)
 
 
 def _canon_tag(tag: str) -> str:
@@ -141,11 +153,8 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     minor_only = bool(pr.files) and all(fk.is_minor(f.path) for f in pr.files)
     named = title_terms(parsed.description) | set(modules)
     terms = set(named)
-    for f in pr.files[:200]:
-        for part in f.path.split("/")[:-1]:
-            p = part.lower()
-            if p not in _GENERIC_DIRS and p != project and len(p) > 1 and not p.startswith("."):
-                terms.add(TERM_SYNONYMS.get(p, p))
+    for d in {f.path.rpartition("/")[0] for f in pr.files[:200]}:
+        terms.update(_folder_terms(d, project))
     breaking = parsed.breaking
     return Classified(parsed=parsed, modules=modules, type=ptype, breaking=breaking, terms=terms, minor_only=minor_only,
                       title_terms=named)
