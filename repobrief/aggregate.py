@@ -132,23 +132,16 @@ def compute_stats(
     stats["trend"] = {
         "weeks": [w.label for w in history] + [window.label],
         "merged_prs": hist_counts + [n],
-        "themes": {
-            t.key: [sum(1 for p in w.prs if _in_theme(t, p, w)) for w in history] + [t.count] for t in top
-        },
+        "themes": {t.key: [_theme_count(t, w) for w in history] + [t.count] for t in top},
     }
     return stats
 
 
-def _in_theme(t: Theme, pr: PullRequest, w: WeekSample) -> bool:
-    c = w.classified[pr.number]
+def _theme_count(t: Theme, w: WeekSample) -> int:
     kind, _, key = t.key.partition(":")
-    if kind == "module":
-        return key in c.modules
-    if kind == "term":
-        return key in c.terms
-    if kind == "type":
-        return c.type == key
-    return False  # configured themes: counted in the theme's own history only
+    if kind in ("module", "term", "type"):
+        return w.count(kind, key)
+    return 0  # configured themes: counted in the theme's own history only
 
 
 def build_facts(

@@ -7,6 +7,7 @@ among the baseline weeks ("the most of any week in the last 12")."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,13 +26,26 @@ _NOT_THEMES = {"tests", "test", "root", "config", "trainer", "model", "models", 
 _TYPE_WAVES = {"fix": 5, "docs": 4, "ci": 4, "test": 4, "perf": 3, "deps": 3}
 
 
-@dataclass(slots=True)
+@dataclass
 class WeekSample:
-    """One week of PRs with their cheap classification (for baselines)."""
+    """One week of PRs with their cheap classification (for baselines), and counts
+    of modules, terms and types computed once (a backfill asks each week ~95 times)."""
 
     label: str
     prs: list[PullRequest]
     classified: dict[int, Classified]
+    _counts: dict[str, Counter] | None = None
+
+    def count(self, kind: str, key: str) -> int:
+        """PRs of the week with module/term/type `key`."""
+        if self._counts is None:
+            c: dict[str, Counter] = {"module": Counter(), "term": Counter(), "type": Counter()}
+            for cl in self.classified.values():
+                c["module"].update(set(cl.modules))
+                c["term"].update(cl.terms)
+                c["type"][cl.type] += 1
+            self._counts = c
+        return self._counts[kind][key]
 
 
 def _counts(history: list[WeekSample], member: Callable[[PullRequest, Classified], bool]) -> list[int]:
@@ -88,7 +102,7 @@ def build_themes(
         for m in cls[pr.number].modules:
             modules.setdefault(m, []).append(pr.number)
     for m, nums in modules.items():
-        hist = _counts(history, lambda pr, c, m=m: m in c.modules)
+        hist = [w.count("module", m) for w in history]
         score = len(nums) + 0.5 * max(0.0, _surprise(len(nums), hist))
         themes.append((score, _theme(f"module:{m}", name_of(m), "module", nums, hist)))
 
@@ -110,7 +124,7 @@ def build_themes(
     for term, nums in term_prs.items():
         if len(nums) < 3 or term in _NOT_THEMES or frozenset(nums) in module_sets:
             continue
-        hist = _counts(history, lambda pr, c, term=term: term in c.terms)
+        hist = [w.count("term", term) for w in history]
         z = _surprise(len(nums), hist)
         if z < 1.0 and term not in KNOWN_TOPICS:
             continue
@@ -121,7 +135,7 @@ def build_themes(
         nums = [pr.number for pr in week.prs if cls[pr.number].type == ty]
         if len(nums) < minimum:
             continue
-        hist = _counts(history, lambda pr, c, ty=ty: c.type == ty)
+        hist = [w.count("type", ty) for w in history]
         z = _surprise(len(nums), hist)
         if z >= 1.0:
             themes.append((len(nums) + z, _theme(f"type:{ty}", name_of(f"type:{ty}"), "type", nums, hist)))
