@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from test_report_e2e import run
+from clirun import run_cli
 
 VERL = ["--name", "verl-project/verl", "--tz", "Asia/Shanghai", "--lang", "en"]
 VOLATILE = ("generated_at",)
@@ -16,20 +16,20 @@ def _stable(d: dict) -> dict:
     return d
 
 
-def test_backfill_writes_every_week_equal_to_single_reports(verl_repo, tmp_path, capsys):
+def test_backfill_writes_every_week_equal_to_single_reports(verl_repo, tmp_path):
     out = tmp_path / "out"
-    code, _, err = run(capsys, "backfill", str(verl_repo), *VERL, "--from", "2026-W22", "--to", "2026-W26",
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W22", "--to", "2026-W26",
                        "--format", "json,md", "--out", str(out))
     assert code == 0, err
     assert "5 weeks (2026-W22 to 2026-W26)" in err
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(f"verl-project__verl-2026-W{w}.en.{ext}" for w in range(22, 27) for ext in ("json", "md"))
     backfilled = json.loads((out / "verl-project__verl-2026-W26.en.json").read_text(encoding="utf-8"))
-    code, single, _ = run(capsys, "report", str(verl_repo), *VERL, "--week", "2026-W26", "--format", "json", "-q")
+    code, single, _ = run_cli("report", str(verl_repo), *VERL, "--week", "2026-W26", "--format", "json", "-q")
     assert code == 0
     assert _stable(backfilled) == _stable(json.loads(single))
     md = (out / "verl-project__verl-2026-W26.en.md").read_text(encoding="utf-8")
-    code, single_md, _ = run(capsys, "report", str(verl_repo), *VERL, "--week", "2026-W26", "-q")
+    code, single_md, _ = run_cli("report", str(verl_repo), *VERL, "--week", "2026-W26", "-q")
     assert md == single_md
     # Trends in later weeks see the earlier weeks of the same pass.
     w23 = json.loads((out / "verl-project__verl-2026-W23.en.json").read_text(encoding="utf-8"))
@@ -37,9 +37,9 @@ def test_backfill_writes_every_week_equal_to_single_reports(verl_repo, tmp_path,
     assert w23["stats"]["week_over_week"]["merged_prs"]["previous"] == w22["stats"]["merged_prs"]
 
 
-def test_backfill_bad_range_and_empty_weeks(verl_repo, tmp_path, capsys):
-    code, _, err = run(capsys, "backfill", str(verl_repo), "--from", "2026-W26", "--to", "2026-W20", "--out", str(tmp_path))
+def test_backfill_bad_range_and_empty_weeks(verl_repo, tmp_path):
+    code, _, err = run_cli("backfill", str(verl_repo), "--from", "2026-W26", "--to", "2026-W20", "--out", str(tmp_path))
     assert code == 2 and "before --from" in err
-    code, _, err = run(capsys, "backfill", str(verl_repo), *VERL, "--from", "2024-W01", "--to", "2024-W03",
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2024-W01", "--to", "2024-W03",
                        "--out", str(tmp_path / "e"), "--skip-empty")
     assert code == 0 and "0 weeks written" in err and not (tmp_path / "e").exists()

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from clirun import run_cli
 from gitrepo import GitRepoBuilder, git
-from test_report_e2e import run
 
 
 @pytest.fixture(scope="module")
@@ -43,28 +43,28 @@ def test_help_lists_commands_and_options():
         (["--week", "last", "--since", "2026-01-01"], 2, "either --week or --since"),
     ],
 )
-def test_bad_flags(small_repo, capsys, args, code, message):
-    got, out, err = run(capsys, "report", str(small_repo), *args)
+def test_bad_flags(small_repo, args, code, message):
+    got, out, err = run_cli("report", str(small_repo), *args)
     assert got == code and message in err and out == ""
 
 
-def test_bad_paths_and_config(tmp_path, capsys):
-    got, _, err = run(capsys, "report", str(tmp_path / "nope"))
+def test_bad_paths_and_config(tmp_path):
+    got, _, err = run_cli("report", str(tmp_path / "nope"))
     assert got == 4 and "does not exist" in err
-    got, _, err = run(capsys, "report", str(tmp_path))
+    got, _, err = run_cli("report", str(tmp_path))
     assert got == 4 and "not a git repository" in err
     git(tmp_path, "init", "-q", "empty")
-    got, _, err = run(capsys, "report", str(tmp_path / "empty"))
+    got, _, err = run_cli("report", str(tmp_path / "empty"))
     assert got == 4 and "empty" in err
     cfg = tmp_path / "bad.toml"
     cfg.write_text("thresold = 3\n", encoding="utf-8")
-    got, _, err = run(capsys, "report", str(tmp_path / "empty"), "--config", str(cfg))
+    got, _, err = run_cli("report", str(tmp_path / "empty"), "--config", str(cfg))
     assert got == 3 and "'thresold'" in err and "threshold" in err
 
 
-def test_name_from_origin_and_output_files(small_repo, tmp_path, capsys):
+def test_name_from_origin_and_output_files(small_repo, tmp_path):
     out = tmp_path / "out"
-    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out),
+    got, _, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out),
                       "--lang", "en")
     assert got == 0
     assert sorted(p.name for p in out.iterdir()) == ["acme__proj-2026-W10.en.json", "acme__proj-2026-W10.en.md"]
@@ -77,25 +77,25 @@ def test_name_from_origin_and_output_files(small_repo, tmp_path, capsys):
     assert "wrote" in err and "1 PRs" in err
 
 
-def test_nothing_is_written_half_way(small_repo, tmp_path, capsys):
+def test_nothing_is_written_half_way(small_repo, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
-    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(blocker / "x"))
+    got, _, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(blocker / "x"))
     assert got != 0 and "cannot write" in err
     out = tmp_path / "out"
     out.mkdir()
     (out / "acme__proj-2026-W10.zh.json").mkdir()  # the second file cannot be replaced
-    got, _, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out))
+    got, _, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(out))
     assert got != 0
     assert not (out / "acme__proj-2026-W10.zh.md").exists()  # the first was not left behind
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_reports_are_kept_in_the_store(small_repo, tmp_path, capsys, monkeypatch):
+def test_reports_are_kept_in_the_store(small_repo, tmp_path, monkeypatch):
     from repobrief.store import open_store
 
     db = tmp_path / "rb.db"
-    got, out, _ = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--db", str(db), "--lang", "en", "-q")
+    got, out, _ = run_cli("report", str(small_repo), "--week", "2026-W10", "--db", str(db), "--lang", "en", "-q")
     assert got == 0
     with open_store(str(db)) as store:
         assert store.load_report("acme/proj", "2026-W10", "en", "md") == out
@@ -105,7 +105,7 @@ def test_reports_are_kept_in_the_store(small_repo, tmp_path, capsys, monkeypatch
     blocker.write_text("a file where a folder should be", encoding="utf-8")
     monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
     monkeypatch.delenv("REPOBRIEF_DATA_DIR", raising=False)
-    got, out, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--lang", "en", "--store")
+    got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en", "--store")
     assert got == 0 and out.startswith("# acme/proj") and "not keeping reports in the store" in err
-    got, out, err = run(capsys, "report", str(small_repo), "--week", "2026-W10", "--lang", "en")
+    got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en")
     assert got == 0 and "store" not in err  # no store unless asked for

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -11,9 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from browser import browser_fixture
+from clirun import run_cli
 from receivers import Receiver, loopback_server_fixture
-
-from repobrief.cli import main
 
 browser = browser_fixture()
 
@@ -24,15 +21,7 @@ WEEK_ARGS = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(*argv)
 
 
 server = loopback_server_fixture()

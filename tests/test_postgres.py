@@ -14,13 +14,13 @@ import os
 import random
 import subprocess
 import sys
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepoBuilder
+from pgdb import fresh_database
 
 from repobrief.errors import StoreError
 from repobrief.models import FileChange, PRAnalysis, PullRequest
@@ -39,20 +39,8 @@ def pg_url():
         if os.environ.get("CI"):
             pytest.fail("REPOBRIEF_TEST_PG_URL is not set: CI must start PostgreSQL (see .ci/run, .ci/start-postgres)")
         pytest.skip("REPOBRIEF_TEST_PG_URL is not set; start a server with: eval \"$(.ci/start-postgres)\"")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
-    name = f"rb_pg_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database(PG_URL, "rb_pg") as url:
+        yield url
 
 
 def _password(url: str) -> str:

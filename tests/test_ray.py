@@ -18,12 +18,12 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepoBuilder
 from llmserver import ScriptedLLM
+from pgdb import fresh_database
 from test_run import WEEK, _strip_volatile, cli, write_team
 
 if os.environ.get("CI", "").lower() == "true":
@@ -115,20 +115,8 @@ def shared_store(tmp_path):
     if not PG_URL:
         yield str(tmp_path / "store.db")
         return
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
-    name = f"rb_ray_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database(PG_URL, "rb_ray") as url:
+        yield url
 
 
 def report_files(out: Path) -> dict[str, str]:

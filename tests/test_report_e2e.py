@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 
 from repobrief.cli import main
 
@@ -19,14 +20,6 @@ HEADINGS = {
 }
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +82,8 @@ def test_importance_spreads_and_table_follows_threshold(verl_json):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_markdown_report_and_golden(verl_repo, capsys, lang, update_golden):
-    code, out, _ = run(capsys, "report", str(verl_repo), *VERL, "--lang", lang, "--format", "md", "-q")
+def test_markdown_report_and_golden(verl_repo, lang, update_golden):
+    code, out, _ = run_cli("report", str(verl_repo), *VERL, "--lang", lang, "--format", "md", "-q")
     assert code == 0
     positions = [out.index(h) for h in HEADINGS[lang]]
     assert positions == sorted(positions)
@@ -112,23 +105,23 @@ def test_markdown_report_and_golden(verl_repo, capsys, lang, update_golden):
     assert out == golden.read_text(encoding="utf-8"), "report changed; if intended, run `pytest --update-golden`"
 
 
-def test_threshold_flag_changes_the_table(verl_repo, capsys):
-    code, out, _ = run(capsys, "report", str(verl_repo), *VERL, "--lang", "en", "--threshold", "7.5", "-q")
+def test_threshold_flag_changes_the_table(verl_repo):
+    code, out, _ = run_cli("report", str(verl_repo), *VERL, "--lang", "en", "--threshold", "7.5", "-q")
     assert code == 0 and "importance ≥ 7.5 are listed" in out
     table = out.split("## 5. PR quick view")[1].split("## 6.")[0]
     scores = [float(x) for x in re.findall(r"\| (\d+\.\d) \|", table)]
     assert scores and all(s >= 7.5 for s in scores)
 
 
-def test_empty_week_gives_a_short_valid_report(verl_repo, capsys):
-    code, out, _ = run(capsys, "report", str(verl_repo), "--name", "verl-project/verl", "--week", "2024-W02",
+def test_empty_week_gives_a_short_valid_report(verl_repo):
+    code, out, _ = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--week", "2024-W02",
                        "--tz", "Asia/Shanghai", "--lang", "en", "-q")
     assert code == 0
     assert "No pull requests were merged" in out and "## 6. Recommendations" in out
 
 
-def test_flask_merge_commits_and_first_time_contributors(flask_repo, capsys):
-    code, out, _ = run(capsys, "report", str(flask_repo), "--name", "pallets/flask", "--week", "2019-W22",
+def test_flask_merge_commits_and_first_time_contributors(flask_repo):
+    code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2019-W22",
                        "--lang", "en", "--format", "json", "-q")
     assert code == 0
     d = json.loads(out)
@@ -140,8 +133,8 @@ def test_flask_merge_commits_and_first_time_contributors(flask_repo, capsys):
     assert d["stats"]["baseline"]["rank_merged_prs"] == 1
 
 
-def test_custom_date_range(verl_repo, capsys):
-    code, out, _ = run(capsys, "report", str(verl_repo), "--name", "verl-project/verl", "--since", "2026-06-22",
+def test_custom_date_range(verl_repo):
+    code, out, _ = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--since", "2026-06-22",
                        "--until", "2026-06-24", "--tz", "Asia/Shanghai", "--format", "json", "-q")
     assert code == 0
     d = json.loads(out)

@@ -5,16 +5,14 @@ executor seam and per-repository publish targets (a real loopback receiver)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 from gitrepo import GitRepoBuilder
 from receivers import Receiver, json_response, loopback_server_fixture
 
-from repobrief.cli import main
 from repobrief.errors import ConfigError, SourceError
 
 WEEK = "2026-W04"  # verl merged 22 PRs and flask 8 commits that week
@@ -22,15 +20,7 @@ server = loopback_server_fixture()
 
 
 def cli(argv: list[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(*argv)
 
 
 def write_team(folder: Path, text: str) -> Path:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from pgdb import fresh_database
 
 from repobrief.errors import StoreError
 from repobrief.models import Comment, FileChange, PRAnalysis, PullRequest, Reason, ReviewThread, Risk
@@ -31,22 +32,8 @@ def target(request, tmp_path):
     base = PG_URL
     if not base:
         pytest.skip("REPOBRIEF_TEST_PG_URL is not set (see .ci/start-postgres)")
-    import uuid
-
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    admin_url = make_url(base).set(drivername="postgresql+psycopg")
-    name = f"rb_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.set(database=name, drivername="postgresql").render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database(base, "rb_test") as url:
+        yield url
 
 
 def _pr(number: int, merged: datetime, **kw) -> PullRequest:

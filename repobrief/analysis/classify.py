@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..config import Settings
 from ..conventions import ParsedTitle, parse_title
