@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import cache
 from importlib import resources
 
@@ -56,13 +56,13 @@ class Catalog:
                           end=_last_day(report).isoformat())
         return self.t("title", repository=report.repository, year=y, week=w)
 
-    def card_title(self, report) -> str:
-        y, w = _year_week(report)
-        start = report.start.strftime("%m-%d")
-        end = _last_day(report).strftime("%m-%d")
-        if w is None:
-            return self.t("card.title_range", repository=report.repository, start=start, end=end)
-        return self.t("card.title", repository=report.repository, year=y, week=w, start=start, end=end)
+    def card_title(self, repository: str, week: str, start: date, last_day: date) -> str:
+        """The card header: `{repo} {year} 第{week}周周报 (MM-DD 至 MM-DD)` / `… week N, YYYY (…)`."""
+        a, b = start.strftime("%m-%d"), last_day.strftime("%m-%d")
+        if "-W" not in week:
+            return self.t("card.title_range", repository=repository, start=a, end=b)
+        y, w = week.split("-W")
+        return self.t("card.title", repository=repository, year=int(y), week=int(w), start=a, end=b)
 
     def date_range(self, start, end_inclusive) -> str:
         return self.t("date_range", start=start.isoformat(), end=end_inclusive.isoformat())

@@ -61,6 +61,10 @@ def test_verl_week_json_contract(verl_json):
     for t in d["themes"]:
         assert t["count"] == len(t["prs"]) and set(t["prs"]) <= numbers
     assert d["engine"]["name"] == "offline"
+    card = d["card"]
+    assert card["title"] == "verl-project/verl week 26, 2026 (06-22 to 06-28)"
+    assert len(card["highlights"]) == 3 and all(re.search(r"\(#\d+\)$", h) for h in card["highlights"])
+    assert card["risks"][0].startswith("Breaking changes: #6823") and card["button"] == "Full report"
 
 
 def test_every_cited_pr_belongs_to_the_week(verl_json):

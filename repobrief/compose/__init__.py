@@ -369,13 +369,6 @@ def recommendations(facts: WeekFacts) -> list[Item]:
 
 def card(facts: WeekFacts, sections: Sections) -> Card:
     cat = facts.catalog
-
-    class _R:  # the catalog's title helpers read these fields
-        repository = facts.repository
-        week = facts.window.label
-        start = facts.window.start
-        end = facts.window.end
-
     highlights = []
     for p in facts.ranked()[:3]:
         a = facts.analyses[p.number]
@@ -387,4 +380,6 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         risks.append(f"{r.title}：{cat.prs(r.prs[:3])}" if cat.lang == "zh" else f"{r.title}: {cat.prs(r.prs[:3])}")
     if not risks:
         risks = [cat.t("card.no_risks")]
-    return Card(title=cat.card_title(_R), highlights=highlights, risks=risks, button=cat.t("card.button"))
+    w = facts.window
+    title = cat.card_title(facts.repository, w.label, w.first_day, w.last_day)
+    return Card(title=title, highlights=highlights, risks=risks, button=cat.t("card.button"))
