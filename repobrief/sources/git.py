@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -543,14 +544,14 @@ def _parse_files(rest: bytes) -> list[FileChange]:
         if tok.startswith(b":"):
             st = tok.rsplit(b" ", 1)[-1][:1].decode()
             if i < len(tokens):
-                p = tokens[i].decode("utf-8", "replace")
+                p = sys.intern(tokens[i].decode("utf-8", "replace"))  # paths recur in many commits
                 files[p] = FileChange(path=p, added=0, deleted=0, status=st)
                 i += 1
             continue
         cols = tok.split(b"\t", 2)
         if len(cols) == 3:
             a, d, path = cols
-            p = path.decode("utf-8", "replace")
+            p = sys.intern(path.decode("utf-8", "replace"))
             f = files.setdefault(p, FileChange(path=p))
             f.added = None if a == b"-" else int(a)
             f.deleted = None if d == b"-" else int(d)
