@@ -219,6 +219,22 @@ class GitRepoBuilder:
         return git(self.path, "rev-parse", "HEAD").strip()
 
 
+def squash_repo(path: Path, prs: list[tuple[str, dict]], first_day: str, author: str = "dev",
+                initial: str = "2026-01-05") -> Path:
+    """A small repository: an initial commit, then one squash-merged PR a day from
+    `first_day` (`YYYY-MM-DD`), numbered from #10. Files map to a line count or content."""
+    from datetime import date, timedelta
+
+    b = GitRepoBuilder(path)
+    b.commit("initial", f"{initial}T10:00:00+00:00", {"src/app.py": b.lines(30), "requirements.txt": "torch==2.5\n"})
+    day = date.fromisoformat(first_day)
+    for i, (title, files) in enumerate(prs):
+        resolved = {k: (b.lines(v) if isinstance(v, int) else v) for k, v in files.items()}
+        when = (day + timedelta(days=i)).isoformat()
+        b.commit(f"{title} (#{10 + i})", f"{when}T09:00:00+00:00", resolved, author=f"{author}{i}")
+    return b.path
+
+
 if __name__ == "__main__":  # python tests/gitrepo.py verl-project__verl /tmp/verl
     import sys
 

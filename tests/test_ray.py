@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepoBuilder
+from gitrepo import squash_repo
 from llmserver import ScriptedLLM
 from pgdb import fresh_database
 from test_run import WEEK, _strip_volatile, cli, write_team
@@ -58,12 +58,7 @@ def ray_cluster(tmp_path_factory):
 
 def week_repo(path: Path, prs: list[tuple[str, dict]], author: str = "dev") -> Path:
     """A small repository whose squash-merged PRs land in WEEK (2026-01-19 .. 01-25)."""
-    b = GitRepoBuilder(path)
-    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), "requirements.txt": "torch==2.5\n"})
-    for i, (title, files) in enumerate(prs):
-        resolved = {k: (b.lines(v) if isinstance(v, int) else v) for k, v in files.items()}
-        b.commit(f"{title} (#{10 + i})", f"2026-01-2{i}T09:00:00+00:00", resolved, author=f"{author}{i}")
-    return b.path
+    return squash_repo(path, prs, "2026-01-20", author)
 
 
 @pytest.fixture(scope="module")

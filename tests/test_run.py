@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from clirun import run_cli
-from gitrepo import GitRepoBuilder
+from gitrepo import squash_repo
 from receivers import Receiver, json_response, loopback_server_fixture
 
 from repobrief.errors import ConfigError, SourceError
@@ -155,12 +155,7 @@ def test_digest_summarises_the_repositories_reports(team_run):
 
 
 def small_repo(path: Path, prs: list[tuple[str, dict]], author: str = "dev") -> Path:
-    b = GitRepoBuilder(path)
-    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30), "requirements.txt": "torch==2.5\n"})
-    for i, (title, files) in enumerate(prs):
-        resolved = {k: (b.lines(v) if isinstance(v, int) else v) for k, v in files.items()}
-        b.commit(f"{title} (#{10 + i})", f"2026-06-2{2 + i}T09:00:00+00:00", resolved, author=f"{author}{i}")
-    return b.path
+    return squash_repo(path, prs, "2026-06-22", author, initial="2026-06-01")
 
 
 @pytest.fixture(scope="module")

@@ -188,3 +188,17 @@ def test_version_strings_that_disagree(tmp_path):
     assert set(risk.prs) == {1, 2}
     text = " ".join(risk.evidence)
     assert "torch 2.5.0" in text and "torch 2.6.0" in text and "myproj 0.7.0" in text and "v0.8.0" in text
+
+
+def test_core_path_globs_in_detector_and_text(tmp_path):
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "g")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {"pkg/core/a.py": b.lines(20), "pkg/io/b.py": b.lines(5)})
+    b.commit("small (#1)", "2026-03-02T10:00:00+00:00", {"pkg/io/b.py": b.lines(3)})
+    b.commit("refactor: rework the core (#2)", "2026-03-03T10:00:00+00:00", {"pkg/core/a.py": b.lines(300)})
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en", "core_paths": ["pkg/core/**"]})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "core_path")
+    assert risk.prs == [2]
+    assert "#2: 320 lines in pkg/core/**" in risk.text  # 300 added, the 20 old lines replaced

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..aggregate import WeekFacts
+from ..analysis import files as fk
 from ..analysis.risks import SEVERITY_ORDER
 from ..conventions import clean_body, first_sentence
 from ..engines.offline import compat_signals
@@ -287,15 +288,14 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         core = facts.stats.get("core_paths", [])
         parts = []
         for p in prs[:3]:
-            lines = sum(f.lines for f in p.files if any(f.path.startswith(c.rstrip("/") + "/") for c in core))
-            paths = sorted({c for f in p.files for c in core if f.path.startswith(c.rstrip("/") + "/")})
+            # The same matching as the detector (core paths may be globs).
+            lines = sum(f.lines for f in p.files if fk.path_matches(f.path, core))
+            paths = sorted({c for f in p.files for c in core if fk.path_matches(f.path, [c])})
             parts.append(cat.t("detail.core", number=p.number, lines=cat.num(lines), paths=cat.join(paths)))
         return sep.join(parts)
     if r.kind == "large_change":
         return sep.join(cat.t("detail.large", number=p.number, lines=cat.num(p.lines), files=cat.num(len(p.files))) for p in prs[:3])
     if r.kind == "dependency_change":
-        from ..analysis import files as fk
-
         files = sorted({f.path for p in prs for f in p.files if fk.is_dependency(f.path)})
         if files:
             more = len(files) - 3
