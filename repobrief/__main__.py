@@ -1,5 +1,5 @@
 """`python -m repobrief …` runs the CLI."""
 
-from repobrief.cli import main
+from repobrief.cli import entry
 
-main()
+entry()

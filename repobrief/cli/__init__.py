@@ -7,6 +7,7 @@ at the edge.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -54,3 +55,17 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+
+
+def entry() -> None:
+    """The console script: `main` tuned for a process that exits when it is done.
+
+    The collector runs less often (the pipeline allocates many small objects and
+    frees them by reference count, not in cycles), and at exit everything is
+    frozen, so interpreter shutdown does not walk every object again: that walk
+    cost 0.4-0.8 s per run, a third of an offline report."""
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        main()
+    finally:
+        gc.freeze()

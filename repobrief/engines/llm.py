@@ -150,6 +150,19 @@ def facts_view(facts: Any) -> FactsView:
     )
 
 
+def _new_store(settings: Settings) -> bool:
+    """True when the run's SQLite store does not exist yet: every answer is a cache miss."""
+    import os
+
+    from ..store import default_db_path
+
+    db = settings.db or ""
+    if "://" in db and not db.startswith("sqlite:///"):
+        return False  # a database server: assume it holds earlier runs
+    path = db.removeprefix("sqlite:///") if db else default_db_path()
+    return not os.path.exists(path)
+
+
 def _run(coro):
     """Run `coro` to completion, also when called from inside a running event loop."""
     try:
@@ -202,6 +215,10 @@ class LLMEngine(Engine):
         self._offline = None
         self._ctx = None
         self._lang = settings.language if settings else "zh"
+        if settings is not None and (refresh or (getattr(store, "new", False) if store is not None else _new_store(settings))):
+            from ..llm.client import preload_sdk
+
+            preload_sdk()
 
     # ------------------------------------------------------------- plumbing
 

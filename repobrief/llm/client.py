@@ -4,7 +4,8 @@ backoff that honour `Retry-After`, a per-request timeout and an overall budget,
 a circuit breaker for an endpoint that went down, and token accounting.
 
 The `openai` SDK is imported only when a request must actually be sent, so a
-fully cached re-run does not pay for importing it.
+fully cached re-run does not pay for importing it; a run that will certainly send
+requests starts the import early, in the background (`preload_sdk`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import email.utils
 import json
 import random
 import re
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +38,24 @@ BREAKER_THRESHOLD = 3  # consecutive unreachable-endpoint failures before giving
 #: it in its workers so that every request goes through one shared, bounded endpoint pool
 #: (`repobrief.executors_ray`); the cache, retries and accounting here stay as they are.
 CLIENT_FACTORY = None
+
+
+def preload_sdk() -> None:
+    """Start importing the `openai` SDK in a background thread.
+
+    The import costs about a second of CPU; started before the source is read, it
+    overlaps the time spent waiting on git. Only for runs that will send requests
+    (`--refresh`, a new store): in a cached re-run it would only compete with the
+    report's own work. A later `import openai` waits for this one to finish."""
+    if CLIENT_FACTORY is None and "openai" not in sys.modules:
+        threading.Thread(target=_import_sdk, name="repobrief-openai-import", daemon=True).start()
+
+
+def _import_sdk() -> None:
+    try:
+        import openai  # noqa: F401
+    except Exception:  # noqa: BLE001 - the import is repeated, and its error reported, where it is needed
+        pass
 
 
 class UnitFailed(Exception):

@@ -108,6 +108,7 @@ class Store:
         self._box = box if box is not None else {}
         self._lock = threading.Lock()
         self._schema = None
+        self.new = False  # the file did not exist before this open: nothing is cached yet
 
     @property
     def _engine(self):
@@ -634,6 +635,9 @@ def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True,
         except BaseException as e:  # noqa: BLE001 - handed to the thread that uses the store
             box["error"] = e
 
+    new = not _is_url(t) and not Path(t).expanduser().exists()
     thread = threading.Thread(target=work, name="repobrief-store-open", daemon=True)
     thread.start()
-    return Store(None, mask_url(t), pending=thread, box=box)
+    store = Store(None, mask_url(t), pending=thread, box=box)
+    store.new = new
+    return store
