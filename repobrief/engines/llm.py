@@ -54,9 +54,10 @@ DIFF_MAX_BYTES = 24_000  # per PR, read once; the prompt budget picks hunks from
 SECTION_UNITS = ("summary", "key_changes", "trends", "risks", "recommendations", "closing", "card")
 
 
-def check_settings(llm: LLMSettings) -> LLMSettings:
-    """Fail early, before any work, when the endpoint cannot be used at all."""
-    if not llm.api_key and not llm.base_url:
+def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
+    """Fail early, before any work, when the endpoint cannot be used at all.
+    `endpoint=False` (exporting requests for a batch run) needs no key or endpoint."""
+    if endpoint and not llm.api_key and not llm.base_url:
         raise EngineError(
             "the llm engine needs an endpoint or an API key, and neither is set",
             "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local vLLM/Ollama server), or REPOBRIEF_LLM_API_KEY / "
@@ -100,6 +101,34 @@ class FactsView:
     prs: list[PullRequest]
     analyses: dict[int, PRAnalysis]
     extra_numbers: set[float] = field(default_factory=set)
+
+
+@dataclass
+class PRRequest:
+    """One PR's first analysis request, built exactly as the live run sends it."""
+
+    number: int
+    messages: list[dict]
+    schema: dict
+    grounds: Any  # repobrief.llm.grounding.Grounds: what the answer may cite
+    cuts: list[str]  # what the prompt budget left out
+    llm: LLMSettings
+    schema_name: str = "pr_analysis"
+
+    @property
+    def request(self) -> dict:
+        """The chat-completions body: the canonical request of this unit."""
+        from ..llm.client import chat_request, choose_mode
+
+        return chat_request(self.llm, choose_mode(self.llm), self.messages, self.schema_name, self.schema)
+
+    @property
+    def key(self) -> str:
+        """The response cache key the live run looks this request up under."""
+        from ..llm.prompts import PROMPT_VERSION
+        from ..store import cache_key
+
+        return cache_key(self.llm.model, PROMPT_VERSION, self.request)
 
 
 def facts_view(facts: Any) -> FactsView:
@@ -284,10 +313,25 @@ class LLMEngine(Engine):
         self.input_cuts = {}
         self.disagreements = {}
         self._ctx = ctx
-        self._lang = getattr(ctx, "lang", None) or self.settings.language
-        hints = self.offline().analyze_all(prs, ctx)
-        diffs = self._read_diffs(prs, ctx)
+        hints, diffs = self._prepare(prs, ctx)
         return _run(self._analyze_all(prs, ctx, hints, diffs))
+
+    def pr_requests(self, prs: list[PullRequest], ctx: AnalysisContext) -> list[PRRequest]:
+        """The first request `analyze_all` would send for each PR, without sending
+        anything or opening a store (`repobrief.batch` exports them)."""
+        settings = getattr(ctx, "settings", None) or self.settings
+        if settings is None:
+            raise EngineError("the llm engine has no settings", "create it as LLMEngine(settings)")
+        self.settings = settings
+        self._llm = check_settings(settings.llm, endpoint=False)
+        hints, diffs = self._prepare(prs, ctx)
+        week_prs = [p.number for p in prs]
+        return [self.pr_request(pr, ctx, hints[pr.number], diffs.get(pr.number, ""), week_prs) for pr in prs]
+
+    def _prepare(self, prs: list[PullRequest], ctx) -> tuple[dict[int, PRAnalysis], dict[int, str]]:
+        """The offline engine's analyses (the prompts' hints) and the PRs' diffs."""
+        self._lang = getattr(ctx, "lang", None) or self.settings.language
+        return self.offline().analyze_all(prs, ctx), self._read_diffs(prs, ctx)
 
     def _read_diffs(self, prs: list[PullRequest], ctx) -> dict[int, str]:
         source = getattr(ctx, "source", None)
@@ -331,12 +375,11 @@ class LLMEngine(Engine):
             out[pr.number] = res
         return out
 
-    async def _analyze_one(self, client, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRAnalysis:
+    def pr_request(self, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRRequest:
+        """Build one PR's prompt (within the token budget) and what its answer may cite."""
         from ..conventions import clean_body
-        from ..llm.client import UnitFailed
-        from ..llm.extract import ExtractionError, extract_json
         from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-        from ..llm.prompts import build_pr_input, retry_message
+        from ..llm.prompts import build_pr_input
         from ..llm.schema import PRAnalysisOut, json_schema
 
         schema = json_schema(PRAnalysisOut)
@@ -353,8 +396,6 @@ class LLMEngine(Engine):
             budget_tokens=self._llm.prompt_tokens_per_pr,
             schema=schema,
         )
-        if inp.cuts:
-            self.input_cuts[pr.number] = inp.cuts
         data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
             c.body for t in pr.threads for c in t.comments
         ]
@@ -367,12 +408,24 @@ class LLMEngine(Engine):
             | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
             extra_refs=set(pr.linked_issues),
         )
-        messages = inp.messages
+        return PRRequest(number=pr.number, messages=inp.messages, schema=schema, grounds=grounds, cuts=list(inp.cuts), llm=self._llm)
+
+    async def _analyze_one(self, client, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRAnalysis:
+        from ..llm.client import UnitFailed
+        from ..llm.extract import ExtractionError, extract_json
+        from ..llm.prompts import retry_message
+        from ..llm.schema import PRAnalysisOut
+
+        unit = self.pr_request(pr, ctx, hint, diff, week_prs)
+        if unit.cuts:
+            self.input_cuts[pr.number] = unit.cuts
+        schema, grounds = unit.schema, unit.grounds
+        messages = unit.messages
         problems: list[str] = []
         where: dict = {}
         for attempt in range(2):
             try:
-                text = await client.complete(messages, "pr_analysis", schema, where)
+                text = await client.complete(messages, unit.schema_name, schema, where)
             except UnitFailed as e:
                 reason = f"request failed: {e.reason}"
                 self._fallback(f"pr:{pr.number}", reason)
@@ -391,11 +444,11 @@ class LLMEngine(Engine):
                 if said:
                     self.disagreements[pr.number] = said
                 if not where.get("cached"):  # a cached answer's analysis was stored when it was new
-                    self._to_save.append((analysis, _hash_messages(inp.messages)))
+                    self._to_save.append((analysis, _hash_messages(unit.messages)))
                 return analysis
             if attempt == 0:
                 self.acct.repair_retries += 1
-                messages = inp.messages + [{"role": "assistant", "content": (text or "")[:6000]}, retry_message(problems)]
+                messages = unit.messages + [{"role": "assistant", "content": (text or "")[:6000]}, retry_message(problems)]
         reason = "; ".join(problems[:3])
         self._fallback(f"pr:{pr.number}", reason)
         return replace(hint, engine="offline", fallback_reason=reason)

@@ -90,6 +90,32 @@ def choose_mode(settings: LLMSettings) -> str:
     return "json_object" if any(p in where for p in _JSON_OBJECT_PROVIDERS) else "json_schema"
 
 
+def chat_request(
+    settings: LLMSettings, mode: str, messages: list[dict], schema_name: str, schema: dict, *, temperature: bool = True
+) -> dict:
+    """The chat-completions request body for `messages` in response-format `mode`.
+
+    With `mode=choose_mode(settings)` and `temperature=True` it is the canonical
+    request: the first one a run sends, and the input of the unit's cache key
+    (what `repobrief.batch` exports, so that a batch answer lands on that key)."""
+    req: dict[str, Any] = {"model": settings.model, "messages": messages}
+    if temperature:
+        req["temperature"] = 0
+    if mode == "json_schema":
+        req["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema_name, "schema": schema, "strict": False},
+        }
+    elif mode == "json_object":
+        req["response_format"] = {"type": "json_object"}
+    elif mode == "tools":
+        req["tools"] = [
+            {"type": "function", "function": {"name": schema_name, "description": "Submit the answer.", "parameters": schema}}
+        ]
+        req["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
+    return req
+
+
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate: ~4 characters per token for Latin text, ~1 per CJK character."""
     cjk = len(re.findall(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]", text))
@@ -169,22 +195,7 @@ class ChatClient:
         the settings ask for it, before this run adapted to the server (a mode switch,
         a dropped temperature), so that the key is the same in every run."""
         mode = self.initial_mode if canonical else self.mode
-        req: dict[str, Any] = {"model": self.settings.model, "messages": messages}
-        if canonical or self._temperature:
-            req["temperature"] = 0
-        if mode == "json_schema":
-            req["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema_name, "schema": schema, "strict": False},
-            }
-        elif mode == "json_object":
-            req["response_format"] = {"type": "json_object"}
-        elif mode == "tools":
-            req["tools"] = [
-                {"type": "function", "function": {"name": schema_name, "description": "Submit the answer.", "parameters": schema}}
-            ]
-            req["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
-        return req
+        return chat_request(self.settings, mode, messages, schema_name, schema, temperature=canonical or self._temperature)
 
     async def complete(self, messages: list[dict], schema_name: str, schema: dict, info: dict | None = None) -> str:
         """The answer's text (tool-call arguments in `tools` mode), from the cache or the
