@@ -36,7 +36,7 @@ def _root(
 
 
 # Command groups: each module adds its commands to `app` when imported.
-from . import backfill, publish, report, run, site, sync  # noqa: E402,F401
+from . import backfill, batch, publish, report, run, site, sync  # noqa: E402,F401
 
 
 def fail(err: RepobriefError) -> None:
