@@ -267,11 +267,11 @@ class BatchExport:
 
     def line(self) -> str:
         """A one-line summary for people."""
-        parts = [f"{len(self.rows)} requests from {self.weeks} repository-week{'s' if self.weeks != 1 else ''} ({self.prs} PRs"]
+        parts = [f"{len(self.rows):,} requests from {self.weeks:,} repository-week{'s' if self.weeks != 1 else ''} ({self.prs:,} PRs"]
         if self.cached:
-            parts.append(f", {self.cached} already answered in the store")
+            parts.append(f", {self.cached:,} already answered in the store")
         if self.duplicates:
-            parts.append(f", {self.duplicates} repeated")
+            parts.append(f", {self.duplicates:,} repeated")
         parts.append(")")
         if self.failed:
             parts.append(f"; {len(self.failed)} repositor{'ies' if len(self.failed) != 1 else 'y'} failed")
@@ -390,7 +390,7 @@ class ImportSummary:
         return self.failed + self.empty + self.malformed
 
     def line(self) -> str:
-        text = f"imported {self.imported} of {self.rows} answers"
+        text = f"imported {self.imported:,} of {self.rows:,} answers"
         why = [
             (self.already, "already in the store"),
             (self.repeated, "repeated"),
@@ -398,7 +398,7 @@ class ImportSummary:
             (self.empty, "empty"),
             (self.malformed, "not Batch API output rows"),
         ]
-        skipped = [f"{n} {what}" for n, what in why if n]
+        skipped = [f"{n:,} {what}" for n, what in why if n]
         return text + (f"; skipped {', '.join(skipped)}" if skipped else "")
 
     def _note(self, kind: str, where: str, what: str) -> None:

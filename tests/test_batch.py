@@ -128,7 +128,7 @@ def test_export_writes_one_row_per_pr_keyed_by_the_engines_cache_key(exported, v
     assert exported["calls"] == 0  # exporting asks nothing
     rows = read_rows(exported["requests"])
     assert len(rows) == 22 and len({r["custom_id"] for r in rows}) == 22
-    assert "wrote 22 requests" in exported["err"] and "22 PRs" in exported["err"]
+    assert "requests.jsonl: 22 requests from 1 repository-week (22 PRs)" in exported["err"]
     text = exported["requests"].read_text() + exported["err"] + exported["out"]
     assert SECRET not in text and "5a4b3c2d1e" not in text  # the key never leaves
     for row in rows:
@@ -166,7 +166,7 @@ def test_export_a_team_config_covers_every_repository_once(verl_repo, server, tm
     assert code == 8, err  # the missing clone fails alone; the others' requests are written
     rows = read_rows(tmp_path / "team.jsonl")
     assert len(rows) == 44 and len({r["custom_id"] for r in rows}) == 44  # 22 PRs × zh + en
-    assert "error: acme/missing:" in err and "wrote 44 requests" in err
+    assert "error: acme/missing:" in err and "44 requests from 2 repository-weeks (44 PRs); 1 repository failed" in err
     # flags that name one repository make no sense for a team config
     code, _, err = run_cli("batch", "export", "--config", str(tmp_path / "team.toml"), "--name", "x/y", "--out", str(tmp_path / "x.jsonl"))
     assert code == 2 and "--name applies to one repository" in err

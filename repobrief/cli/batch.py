@@ -84,22 +84,24 @@ def export(
             export.add(path, settings, window, offline=offline, enrich_github=github, source_name=source)
         if export.weeks == 0 and export.failed:
             _report_failures(export.failed)
-            raise RepobriefError(f"all {len(export.failed)} repositories failed; nothing was written", "see the errors above")
-        count = _echo_rows(export.rows) if out == "-" else export.write(out)
+            raise PartialBatch(f"all {len(export.failed)} repositories failed; nothing was written", "see the errors above")
+        if out == "-":
+            _echo_rows(export.rows)
+        else:
+            export.write(out)
     if not quiet:
-        typer.echo(f"wrote {count} requests to {out}: {export.line()}", err=True)
+        typer.echo(f"wrote {'stdout' if out == '-' else out}: {export.line()}", err=True)
     if export.failed:
         _report_failures(export.failed)
         raise PartialBatch(f"{len(export.failed)} repositor{'ies' if len(export.failed) != 1 else 'y'} failed; "
                             "the others' requests were written", "fix them and export again with --only NAME")
 
 
-def _echo_rows(rows: list[dict]) -> int:
+def _echo_rows(rows: list[dict]) -> None:
     import json
 
     for row in rows:
         typer.echo(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
-    return len(rows)
 
 
 def _report_failures(failed) -> None:
