@@ -437,6 +437,17 @@ def _text(body: dict) -> str | None:
     return content if isinstance(content, str) else None
 
 
+def _error_text(error: Any) -> str:
+    """A row's error as one short line: OpenAI's `{"code", "message"}`, vLLM's
+    `{"error": {"message", …}}`, or plain text."""
+    while isinstance(error, dict):
+        inner = error.get("message") or error.get("error") or error.get("code")
+        if inner is None:
+            return json.dumps(error)[:200]
+        error = inner
+    return str(error).splitlines()[0][:200] if str(error) else "unknown error"
+
+
 def _tokens(usage: Any, name: str) -> int:
     value = usage.get(name) if isinstance(usage, dict) else None
     return value if isinstance(value, int) and value >= 0 else 0
@@ -470,15 +481,14 @@ def import_rows(rows: list[tuple[str, Any]], store, *, prompt_version: str) -> I
         error = row.get("error")
         status, body = _answer(row.get("response"))
         if error:
-            message = (error.get("message") or error.get("code")) if isinstance(error, dict) else error
-            summary._note("failed", where, f"error: {str(message)[:200]}")
+            summary._note("failed", where, f"error: {_error_text(error)}")
+            continue
+        if status is not None and status != 200:
+            detail = _error_text(body.get("error")) if isinstance(body, dict) and body.get("error") else ""
+            summary._note("failed", where, f"HTTP {status}" + (f": {detail}" if detail else ""))
             continue
         if status is None or not isinstance(body, dict):
             summary._note("malformed", where, "no response with a status_code and a chat completion body")
-            continue
-        if status != 200:
-            detail = body.get("error", {}).get("message", "") if isinstance(body.get("error"), dict) else ""
-            summary._note("failed", where, f"HTTP {status}" + (f": {str(detail)[:200]}" if detail else ""))
             continue
         text = _text(body)
         if text is None and "choices" not in body:

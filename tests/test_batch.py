@@ -172,6 +172,21 @@ def test_export_a_team_config_covers_every_repository_once(verl_repo, server, tm
     assert code == 2 and "--name applies to one repository" in err
 
 
+def test_the_library_exports_each_request_once(verl_repo, server, tmp_path):
+    import repobrief
+    from repobrief.batch import BatchExport
+
+    settings = settings_for(verl_repo, tmp_path / "new.db", server)
+    rows = repobrief.export_requests(str(verl_repo), settings, window())
+    assert len(rows) == 22 and not (tmp_path / "new.db").exists()  # a store that does not exist is not created
+    with BatchExport() as export:
+        assert export.add(str(verl_repo), settings, window()) == 22
+        assert export.add(str(verl_repo), settings, window()) == 0  # the same week again: the same requests
+    assert export.rows == rows and (export.prs, export.duplicates) == (44, 22)
+    assert export.line() == "22 requests from 2 repository-weeks (44 PRs, 22 repeated)"
+    assert [u.pr for u in export.units] == [int(r["body"]["messages"][1]["content"].split("#")[1].split(".")[0]) for r in rows]
+
+
 def test_export_needs_a_model(verl_repo, tmp_path, monkeypatch):
     monkeypatch.delenv("REPOBRIEF_LLM_MODEL", raising=False)
     code, _, err = run_cli("batch", "export", str(verl_repo), "--week", WEEK, "--tz", TZ, "--db", str(tmp_path / "s.db"),
@@ -252,16 +267,21 @@ def test_failed_and_malformed_rows_are_reported_and_never_stored(exported, tmp_p
         {"custom_id": ids[4], "response": {"status_code": 200, "body": "not a completion"}},
         ok(ids[0]),  # the same answer again
         ["not", "an", "object"],
+        # vLLM run-batch's error rows
+        {"id": "vllm-1", "custom_id": ids[6], "response": {"status_code": 400, "request_id": "r1", "body": None},
+         "error": {"object": "error", "error": {"message": "max_tokens is too large", "type": "BadRequestError", "code": 400}}},
+        {"id": "vllm-2", "custom_id": ids[7], "response": {"status_code": 503, "request_id": "r2", "body": None}, "error": None},
     ]
     path = tmp_path / "results.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     db = tmp_path / "bad.db"
     code, _, err = run_cli("batch", "import", str(path), "--db", str(db))
     assert code == 8, err
-    assert "imported 1 of 9 answers" in err
-    assert "1 repeated" in err and "2 failed" in err and "1 empty" in err and "4 not Batch API output rows" in err
+    assert "imported 1 of 11 answers" in err
+    assert "1 repeated" in err and "4 failed" in err and "1 empty" in err and "4 not Batch API output rows" in err
     assert "results.jsonl:2: error: endpoint unreachable" in err and "results.jsonl:3: HTTP 500: internal" in err
-    assert "7 of 9 rows were not imported" in err
+    assert "results.jsonl:10: error: max_tokens is too large" in err and "results.jsonl:11: HTTP 503" in err
+    assert "9 of 11 rows were not imported" in err
     assert set(cache_rows(db)) == {ids[0]}
 
     # a line that is not JSON: an error naming it, and nothing is stored
