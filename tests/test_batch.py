@@ -89,12 +89,13 @@ def server():
 def exported(verl_repo, server, tmp_path_factory):
     """`repobrief batch export` of the verl week into a new store's folder."""
     folder = tmp_path_factory.mktemp("batch")
+    before = server.count()
     with pytest.MonkeyPatch.context() as mp:
         llm_env(mp, server, folder)
         code, out, err = run_cli("batch", "export", str(verl_repo), "--week", WEEK, "--tz", TZ, "--name", NAME,
                                  "--llm-model", MODEL, "--db", str(folder / "store.db"), "--out", str(folder / "requests.jsonl"))
     return {"code": code, "out": out, "err": err, "folder": folder, "db": folder / "store.db",
-            "requests": folder / "requests.jsonl", "calls": server.count()}
+            "requests": folder / "requests.jsonl", "calls": server.count() - before}
 
 
 @pytest.fixture(scope="module")
