@@ -6,8 +6,9 @@
 The synthetic history cycles the real verl history: each cycle shifts the dates
 past the previous one, renumbers the PRs and moves the files under a folder of
 its own (so files keep verl's sizes instead of growing without end). Each
-command runs in a fresh process; the figures are wall time and peak RSS (from
-wait4), and the ratio is backfill / bare git log. Targets (issue 6): ratio ≤ 1.5
+command runs in a fresh process; the figures are wall time and the peak of the
+summed PSS of the command and every process it starts (workers, git), sampled
+every 50 ms, and the ratio is backfill / bare git log. Targets (issue 6): ratio ≤ 1.5
 and, for 100,000 commits, peak memory ≤ 300 MB.
 """
 
@@ -32,16 +33,47 @@ from gitrepo import GIT_ENV, _data, _ident, load_history, replay_history  # noqa
 _PR = re.compile(r"#(\d+)")
 
 
+def _tree(pid: int) -> list[int]:
+    """`pid` and all its descendants (from /proc/PID/task/TID/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def _pss_mb(pids: list[int]) -> float:
+    """Proportional set size of `pids` together: shared pages (a forked worker's
+    inherited heap) count once, split between the processes sharing them."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total / 1024
+
+
 def measure(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one command."""
+    """(wall seconds, peak memory in MB) of one command and every process it starts
+    (workers, git): the peak of their summed PSS, sampled every 50 ms."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _pss_mb(_tree(proc.pid)))
+        time.sleep(0.05)
     wall = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {proc.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, peak
 
 
 def synthetic(dest: Path, commits: int) -> Path:
@@ -118,6 +150,7 @@ def main() -> None:
     ap.add_argument("--commits", type=int, default=0, help="build a synthetic history of this many commits")
     ap.add_argument("--repo", type=Path, help="an existing repository to backfill")
     ap.add_argument("--keep", type=Path, help="build the repository here and keep it")
+    ap.add_argument("--workers", type=int, default=0, help="backfill worker processes (default: repobrief's own)")
     args = ap.parse_args()
     tz = "Asia/Shanghai"
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,6 +167,8 @@ def main() -> None:
         out = Path(tmp) / "out"
         backfill = [exe, "backfill", str(repo), "--name", "verl-project/verl", "--tz", tz, "--from", first, "--to", last,
                     "--format", "json", "--out", str(out), "-q"]
+        if args.workers:
+            backfill += ["--workers", str(args.workers)]
         bare = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "HEAD"]
         measure(bare)  # warm the page cache
         g_wall, g_rss = measure(bare)

@@ -145,7 +145,7 @@ def issue_refs(body: str) -> list[int]:
 _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     """Strip template boilerplate from a PR body and find the parts that matter.
     Cached: the engine, the detectors and the composer all read the same bodies."""

@@ -26,6 +26,8 @@ from .window import Window
 Progress = Callable[[str, int, int], None]
 # Weeks before the report's week whose PRs are read in full (line counts) to calibrate sizes.
 CALIBRATION_WEEKS = 4
+# Weeks read at a time by `generate_reports` (each part is read with its baseline).
+PART_WEEKS = 52
 
 
 class _Clock:
@@ -118,30 +120,62 @@ def generate_reports(
     now: datetime | None = None,
 ):
     """Reports for many weeks from one read of the history (backfill). Yields
-    `Report`s oldest first; trends come from the same in-memory history."""
+    `Report`s oldest first; trends come from the same in-memory history.
+
+    A source that can be read in parts (`view`, the git source) is read
+    `PART_WEEKS` weeks at a time, each part with its baseline, while the previous
+    part's reports are built: memory stays that of one part, however long the
+    history, and git works while Python builds."""
     if not windows:
         return
     windows = sorted(windows, key=lambda w: w.start)
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
         engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
-        # The diff pass needs only paths, so it runs alongside the line-count pass.
+        parts = [windows[i:i + PART_WEEKS] for i in range(0, len(windows), PART_WEEKS)]
+        views: list = [source] * len(parts)
+        if hasattr(source, "view") and len(parts) > 1:
+            tips = source.mainline_tips([p[-1].end for p in parts])
+            views = [source.view(t) if t else source for t in tips]
         from concurrent.futures import ThreadPoolExecutor
 
-        list(source.history(Window(span_start(windows[0], settings), windows[-1].end, windows[0].tz, "history")))
-        with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(_span_diffs, source, settings, windows)
-            span = read_span(source, settings, windows[0], windows[-1], store=store, enrich_github=enrich_github,
-                             offline=offline)
-            diffs = pending.result()
-        first_seen = source.author_first_seen()
-        for i, w in enumerate(windows):
-            earlier = _SeenBefore(first_seen, w.start) if first_seen is not None else None
-            yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier, diffs=diffs)
-            if progress:
-                progress("weeks", i + 1, len(windows))
+        with ThreadPoolExecutor(2) as pool:
+            first_seen = pool.submit(source.author_first_seen)
+            pending = pool.submit(_read_part, views[0], settings, parts[0], store, enrich_github, offline)
+            done = 0
+            for k, part in enumerate(parts):
+                span, diffs = pending.result()
+                if k + 1 < len(parts):  # the next part is read while this one is built
+                    pending = pool.submit(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline)
+                seen = first_seen.result()
+                for w in part:
+                    earlier = _SeenBefore(seen, w.start) if seen is not None else None
+                    yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier,
+                                     diffs=diffs)
+                    done += 1
+                    if progress:
+                        progress("weeks", done, len(windows))
+                if views[k] is not source:
+                    views[k].close()
+                views[k] = None  # let the part's history go before the next one is read
+                del span, diffs
     finally:
         source.close()
+
+
+def _read_part(source, settings: Settings, part: list[Window], store, enrich_github: str | None,
+               offline: bool) -> tuple[Span, dict[int, str]]:
+    """The span of `part` (its weeks and their baseline) and the diffs its detectors need."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    # The structure pass first; then the line counts and the diffs (which need only
+    # paths) are read at the same time.
+    list(source.history(Window(span_start(part[0], settings), part[-1].end, part[0].tz, "history")))
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(_span_diffs, source, settings, part)
+        span = read_span(source, settings, part[0], part[-1], store=store, enrich_github=enrich_github,
+                         offline=offline)
+        return span, pending.result()
 
 
 def _span_diffs(source, settings: Settings, windows: list[Window]) -> dict[int, str]:
@@ -182,6 +216,8 @@ class Span:
         self.direct = direct
         self.detail_start = detail_start
         self._classified: dict[int, Classified] = {}
+        self._lines: dict[int, int] = {}  # line counts, summed once per PR
+        self.core_dirs: dict = {}  # each PR's share of `default_core_paths`
         self._samples: dict[tuple, WeekSample] = {}
         self._times = [p.merged_at for p in self.prs]
 
@@ -196,6 +232,12 @@ class Span:
         if c is None:
             c = self._classified[pr.number] = classify(pr, self.settings, self.project)
         return c
+
+    def lines(self, pr: PullRequest) -> int:
+        n = self._lines.get(pr.number)
+        if n is None:
+            n = self._lines[pr.number] = pr.lines
+        return n
 
     def sample(self, window: Window) -> WeekSample:
         key = (window.start, window.end)
@@ -267,9 +309,9 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         lang=settings.language,
         repository=span.repository,
         classified=classified,
-        calibration_lines=sorted(p.lines for p in calib),
+        calibration_lines=sorted(span.lines(p) for p in calib),
         calibration_files=sorted(len(p.files) for p in calib),
-        core_paths=list(settings.core_paths) or default_core_paths(calib, span.project),
+        core_paths=list(settings.core_paths) or default_core_paths(calib, span.project, cache=span.core_dirs),
         diffs={p.number: diffs[p.number] for p in week_prs if p.number in diffs},
         themes=themes,
         first_time_authors=first_time or set(),

@@ -7,7 +7,6 @@ saved REPORT.json without re-running the analysis.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime
 
 from .models import (
@@ -85,7 +84,18 @@ def _comment(c: Comment) -> dict:
 
 
 def _items(items: list[Item]) -> list[dict]:
-    return [asdict(i) for i in items]
+    # Written out rather than `asdict`, which deep-copies every value (a backfill renders thousands).
+    return [{"name": i.name, "text": i.text, "prs": list(i.prs)} for i in items]
+
+
+def _row(r: TableRow) -> dict:
+    return {"number": r.number, "gist": r.gist, "importance": r.importance, "key_contribution": r.key_contribution,
+            "url": r.url}
+
+
+def _card(c: Card) -> dict:
+    return {"title": c.title, "highlights": list(c.highlights), "risks": list(c.risks), "button": c.button,
+            "link": c.link}
 
 
 def sections_to_dict(s: Sections, headings: dict[str, str]) -> dict:
@@ -94,7 +104,7 @@ def sections_to_dict(s: Sections, headings: dict[str, str]) -> dict:
         "key_changes": {"heading": headings["key_changes"], "items": _items(s.key_changes)},
         "trends": {"heading": headings["trends"], "items": _items(s.trends)},
         "risks": {"heading": headings["risks"], "items": _items(s.risks)},
-        "table": {"heading": headings["table"], "rows": [asdict(r) for r in s.table]},
+        "table": {"heading": headings["table"], "rows": [_row(r) for r in s.table]},
         "recommendations": {"heading": headings["recommendations"], "items": _items(s.recommendations)},
         "closing": s.closing,
         "written_by": dict(s.sources),
@@ -129,7 +139,7 @@ def report_to_dict(report: Report) -> dict:
         "themes": [t.to_dict() for t in report.themes],
         "risks": [r.to_dict() for r in report.risks],
         "sections": sections_to_dict(report.sections, cat.headings()),
-        "card": asdict(report.card),
+        "card": _card(report.card),
         "engine": report.engine,
         "warnings": list(report.warnings),
         "generated_at": _iso(report.generated_at),

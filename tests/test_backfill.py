@@ -43,3 +43,40 @@ def test_backfill_bad_range_and_empty_weeks(verl_repo, tmp_path):
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2024-W01", "--to", "2024-W03",
                        "--out", str(tmp_path / "e"), "--skip-empty")
     assert code == 0 and "0 weeks written" in err and not (tmp_path / "e").exists()
+
+
+def _week_files(folder) -> dict[str, dict]:
+    return {p.name: _stable(json.loads(p.read_text(encoding="utf-8"))) for p in folder.glob("*.json")}
+
+
+def test_history_read_in_parts_and_workers_gives_the_single_reports(verl_repo, tmp_path, monkeypatch):
+    """A long backfill reads the history a few weeks at a time (bounded memory) and
+    splits the weeks over processes; neither may change a single number."""
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    monkeypatch.setattr(pipeline, "PART_WEEKS", 3)  # 9 weeks: three parts, each with its own baseline read
+    span = ("--from", "2026-W18", "--to", "2026-W26", "--format", "json")
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert code == 0, err
+    assert "(1 worker)" in err
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "two"), "--workers", "2")
+    assert code == 0, err
+    assert "9 weeks written" in err and "(2 workers)" in err
+    one, two = _week_files(tmp_path / "one"), _week_files(tmp_path / "two")
+    assert len(one) == 9 and one == two
+
+    settings = load_settings(verl_repo, env={}, overrides={"name": "verl-project/verl", "timezone": "Asia/Shanghai",
+                                                           "language": "en"})
+    for w in week_range("2026-W18", "2026-W26", parse_timezone("Asia/Shanghai")):
+        single = _stable(json.loads(render(pipeline.generate_report(str(verl_repo), settings, w))))
+        assert one[f"verl-project__verl-{w.label}.en.json"] == single, w.label
+
+
+def test_backfill_worker_error_is_reported_once_with_its_exit_code(tmp_path):
+    code, _, err = run_cli("backfill", str(tmp_path / "missing"), "--from", "2026-W01", "--to", "2026-W20",
+                           "--out", str(tmp_path / "o"), "--workers", "2")
+    assert code == 4 and "does not exist" in err
+    assert not (tmp_path / "o").exists()

@@ -62,6 +62,15 @@ def test_verl_week_json_contract(verl_json):
         assert t["count"] == len(t["prs"]) and set(t["prs"]) <= numbers
     assert d["engine"]["name"] == "offline"
     card = d["card"]
+    # Sections, table rows and the card carry every field of their models (they are written out by hand).
+    from dataclasses import fields
+
+    from repobrief.models import Card, Item, TableRow
+
+    assert set(card) == {f.name for f in fields(Card)}
+    assert all(set(r) == {f.name for f in fields(TableRow)} for r in d["sections"]["table"]["rows"])
+    assert d["sections"]["key_changes"]["items"]
+    assert all(set(i) == {f.name for f in fields(Item)} for i in d["sections"]["key_changes"]["items"])
     assert card["title"] == "verl-project/verl week 26, 2026 (06-22 to 06-28)"
     assert len(card["highlights"]) == 3 and all(re.search(r"\(#\d+\)$", h) for h in card["highlights"])
     assert card["risks"][0].startswith("Breaking changes: #6823") and card["button"] == "Full report"

@@ -53,7 +53,7 @@ class Classified:
     title_terms: set[str] = field(default_factory=set)  # terms the title itself names
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 13)
 def _folder_terms(folder: str, project: str) -> frozenset[str]:
     """Theme terms of a folder path (the same folders recur in every week)."""
     out = set()

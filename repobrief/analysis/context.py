@@ -62,16 +62,29 @@ def percentile(sorted_values: list[int], x: int) -> float:
     return (lo + (hi - lo) / 2) / len(sorted_values)
 
 
-def default_core_paths(prs: list[PullRequest], project: str, limit: int = 3) -> list[str]:
-    """The most-changed source directories (two levels deep) of recent PRs."""
+def default_core_paths(prs: list[PullRequest], project: str, limit: int = 3,
+                       cache: dict[int, Counter[str]] | None = None) -> list[str]:
+    """The most-changed source directories (two levels deep) of recent PRs. `cache`
+    keeps each PR's share between calls (consecutive weeks share most of their PRs)."""
     lines: Counter[str] = Counter()
     for pr in prs:
-        for f in pr.files:
-            if not fk.is_source(f.path) or fk.is_example(f.path):
-                continue
-            parts = f.path.split("/")[:-1]
-            if not parts:
-                continue
-            depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
-            lines["/".join(parts[:depth])] += f.lines or 1
+        mine = cache.get(pr.number) if cache is not None else None
+        if mine is None:
+            mine = _source_dirs(pr, project)
+            if cache is not None:
+                cache[pr.number] = mine
+        lines.update(mine)
     return [d for d, _ in lines.most_common(limit)]
+
+
+def _source_dirs(pr: PullRequest, project: str) -> Counter[str]:
+    lines: Counter[str] = Counter()
+    for f in pr.files:
+        if not fk.is_source(f.path) or fk.is_example(f.path):
+            continue
+        parts = f.path.split("/")[:-1]
+        if not parts:
+            continue
+        depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
+        lines["/".join(parts[:depth])] += f.lines or 1
+    return lines

@@ -26,30 +26,30 @@ def base(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_test(path: str) -> bool:
     return bool(_TEST_RX.search(path))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_ci(path: str) -> bool:
     return bool(_CI_RX.search(path))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_doc(path: str) -> bool:
     if is_test(path) or is_ci(path):
         return False
     return bool(_DOC_RX.search(path)) or path.lower().endswith(_DOC_EXT[:5])
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_dependency(path: str) -> bool:
     b = base(path)
     return any(fnmatch(b, g) for g in DEPENDENCY_FILES)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_config(path: str) -> bool:
     if is_ci(path) or is_test(path) or is_doc(path):
         return False
@@ -57,22 +57,22 @@ def is_config(path: str) -> bool:
     return bool(_CONFIG_RX.search(low)) and (low.endswith(_CONFIG_EXT) or low.endswith(".py"))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_source(path: str) -> bool:
     return path.lower().endswith(_SOURCE_EXT) and not is_test(path) and not is_doc(path) and not is_ci(path)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_api(path: str) -> bool:
     return is_source(path) and base(path) in _API_NAMES and "/" in path
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_example(path: str) -> bool:
     return bool(re.search(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)", path))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def is_minor(path: str) -> bool:
     """Docs, tests, CI and examples: changes here rarely affect users of the code."""
     return is_doc(path) or is_test(path) or is_ci(path) or is_example(path)

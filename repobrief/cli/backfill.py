@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import typer
 
 from . import app
 from . import options as opt
-from .report import parse_formats, write_atomically
+from .report import parse_formats
 
 
 @app.command(no_args_is_help=True)
@@ -31,17 +30,20 @@ def backfill(
     github_url: str = opt.GITHUB_URL,
     offline: bool = opt.OFFLINE,
     skip_empty: bool = typer.Option(False, "--skip-empty", help="Write no files for weeks with nothing merged."),
+    workers: int = typer.Option(
+        0, "--workers", "-j", min=0,
+        help="Processes writing weeks in parallel (default 0: every core for offline reports from a clone, else 1).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary on stderr."),
 ) -> None:
     """Write the report of every week from --from to --to, reading the history once."""
-    from ..pipeline import generate_reports, output_name, render_report
+    from ..backfill import backfill as run_backfill
     from ..window import parse_timezone, week_range
 
     formats = parse_formats(fmt)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
-    started = time.perf_counter()
     bar = None
     if not quiet and sys.stderr.isatty():
         from rich.progress import Progress
@@ -50,24 +52,19 @@ def backfill(
         bar.start()
         task = bar.add_task("weeks", total=len(weeks))
 
-    def progress(stage: str, done: int, total: int) -> None:
+    def progress(done: int, total: int) -> None:
         if bar is not None:
             bar.update(task, completed=done)
 
-    written = prs = 0
     try:
-        for rep in generate_reports(path, settings, weeks, progress=progress, source_name=source, offline=offline):
-            prs += rep.stats["merged_prs"]
-            if skip_empty and not rep.pull_requests:
-                continue
-            write_atomically({out / output_name(rep, f): render_report(rep, f) for f in formats})
-            written += 1
+        res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
+                           progress=progress, source_name=source, offline=offline)
     finally:
         if bar is not None:
             bar.stop()
     if not quiet:
         typer.echo(
-            f"{len(weeks)} weeks ({weeks[0].label} to {weeks[-1].label}), {prs} PRs, {written} weeks written "
-            f"to {out} in {time.perf_counter() - started:.1f} s",
+            f"{res.weeks} weeks ({weeks[0].label} to {weeks[-1].label}), {res.prs} PRs, {res.written} weeks written "
+            f"to {out} in {res.seconds:.1f} s ({res.workers} worker{'s' if res.workers > 1 else ''})",
             err=True,
         )

@@ -433,6 +433,37 @@ class GitSource(Source):
             self._release = tag if re.search(r"\d+\.\d+", tag) else None
         return self._release
 
+    def mainline_tips(self, ends: list[datetime]) -> list[str | None]:
+        """For each time in `ends`, the newest commit of the first-parent line committed
+        before it (None: none). One `git log --first-parent` without diffs."""
+        line = []  # (time, sha), newest first
+        for rec in self._stream(["log", "--first-parent", "--format=%x1e%H %ct", self.tip]):
+            sha, _, ts = rec.strip().partition(b" ")
+            if ts:
+                line.append((int(ts), sha.decode()))
+        out: list[str | None] = []
+        for end in ends:
+            limit = end.timestamp()
+            # The newest position on the line with an earlier time: every later position
+            # is merged at or after `end` (times on the line need not be monotonic).
+            out.append(next((sha for t, sha in line if t < limit), None))
+        return out
+
+    def view(self, tip: str) -> GitSource:
+        """This clone read as if `tip` were the branch head: a long history is read in
+        parts, each ending at a mainline commit (see `pipeline.generate_reports`)."""
+        self.latest_release()  # the views report against the branch's release, as a single report does
+        v = object.__new__(GitSource)
+        v.__dict__.update(self.__dict__)
+        v.tip = tip
+        v.warnings = list(self.warnings)
+        v._loaded_since = None
+        v._commits, v._prs, v._direct = {}, [], []
+        v._authors_before = v._authors_proc = None
+        v._numstat_done = set()
+        v.stats = {"commits_read": 0, "git_calls": 0}
+        return v
+
     def author_first_seen(self) -> dict[str, datetime] | None:
         """One `git log` over the whole history (no diffs): first commit time per author."""
         seen: dict[str, datetime] = {}
