@@ -67,16 +67,19 @@ _SHOWN_PROBLEMS = 5  # per kind, in the summary
 class _Collected(Exception):
     """Carries a week's requests out of the pipeline, which stops there."""
 
-    def __init__(self, requests: list[PRRequest]) -> None:
+    def __init__(self, repository: str, requests: list[PRRequest]) -> None:
         super().__init__("requests collected")
+        self.repository = repository
         self.requests = requests
 
 
 class _RequestCollector(LLMEngine):
     """The llm engine up to its first requests: it builds them and sends none."""
 
+    needs_store = False  # it reads no cache and writes nothing
+
     def analyze_all(self, prs, ctx):
-        raise _Collected(self.pr_requests(prs, ctx))
+        raise _Collected(ctx.repository, self.pr_requests(prs, ctx))
 
 
 def _check_model(settings: Settings, where: str = "") -> None:
@@ -98,25 +101,16 @@ def week_requests(
     source_name: str | None = None,
 ) -> tuple[str, list[PRRequest]]:
     """(repository name, the first request of each PR of the week) for `target`, read
-    the way `repobrief.pipeline.generate_report` reads it."""
-    from .pipeline import build_week, read_span, resolve_target
-    from .registry import SOURCES
+    exactly as `repobrief.pipeline.generate_report` reads it (it runs up to the analysis)."""
+    from .pipeline import generate_report
 
     _check_model(settings)
-    name, location = resolve_target(target, source_name)
-    source = SOURCES.get(name)(location, settings, store=store, offline=offline)
     try:
-        engine = _RequestCollector()
-        source.prefetch_authors(window.start)
-        span = read_span(source, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
-        earlier = source.earlier_authors(window.start)
-        try:
-            build_week(span, engine, window, store=None, earlier_authors=earlier, diffs=None)
-        except _Collected as done:
-            return span.repository, done.requests
-        return span.repository, []  # not reached: build_week analyses every week, even an empty one
-    finally:
-        source.close()
+        generate_report(target, settings, window, store=store, offline=offline, enrich_github=enrich_github,
+                        source_name=source_name, engine=_RequestCollector())
+    except _Collected as done:
+        return done.repository, done.requests
+    raise AssertionError("not reached: every week is analysed, even an empty one")
 
 
 def batch_row(unit: PRRequest) -> dict:

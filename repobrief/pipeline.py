@@ -66,10 +66,11 @@ def open_store_for(settings: Settings):
     return open_store(settings.db or None, lazy=True)  # opens while the source is read
 
 
-def _open(target: str, settings: Settings, source_name: str | None, offline: bool, store, enrich_github: str | None):
+def _open(target: str, settings: Settings, source_name: str | None, offline: bool, store, enrich_github: str | None,
+          engine=None):
     name, location = resolve_target(target, source_name)
     source_cls = SOURCES.get(name)
-    engine_cls = ENGINES.get(settings.engine)
+    engine_cls = type(engine) if engine is not None else ENGINES.get(settings.engine)
     if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
         store = open_store_for(settings)
     return source_cls(location, settings, store=store, offline=offline), engine_cls, store
@@ -87,13 +88,17 @@ def generate_report(
     offline: bool = False,
     store=None,
     now: datetime | None = None,
+    engine=None,
 ) -> Report:
-    """Build the weekly report for `target` (a clone path or `github:OWNER/REPO`)."""
-    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
+    """Build the weekly report for `target` (a clone path or `github:OWNER/REPO`).
+    `engine` replaces the configured engine (an instance, e.g. one that only
+    collects the requests a model would be sent)."""
+    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github, engine)
     try:
         clock = _Clock()
         # The engine first: a missing key or endpoint is an error before any reading.
-        engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
+        if engine is None:
+            engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
         source.prefetch_authors(window.start)
         span = read_span(source, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
         clock.lap("read")
