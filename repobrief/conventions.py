@@ -11,6 +11,7 @@ and the test evidence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -219,9 +220,17 @@ def _substantive(lines: list[str]) -> str:
     return text
 
 
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
 def paragraphs(text: str) -> list[str]:
     """Paragraphs with hard-wrapped lines joined (list items and headings stay apart)."""
-    out: list[str] = []
+    return list(iter_paragraphs(text))
+
+
+def iter_paragraphs(text: str) -> Iterator[str]:
+    """`paragraphs`, one at a time: `first_sentence` stops at the first good one."""
     cur: list[str] = []
     in_code = False
     for raw in text.split("\n"):
@@ -229,22 +238,21 @@ def paragraphs(text: str) -> list[str]:
         if s.startswith("```"):
             in_code = not in_code
             if cur:
-                out.append(" ".join(cur))
+                yield " ".join(cur)
                 cur = []
             continue
         if in_code:
             continue
-        if not s or s.startswith(("#", "|", ">")) or re.match(r"^(?:[-*+]|\d+[.)])\s", s):
+        if not s or s.startswith(("#", "|", ">")) or (s[0] in "-*+0123456789" and _LIST_ITEM.match(s)):
             if cur:
-                out.append(" ".join(cur))
+                yield " ".join(cur)
                 cur = []
             if s and not s.startswith(("#", "|", ">")):
-                cur = [re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", s)]
+                cur = [_LIST_MARK.sub("", s)]
             continue
         cur.append(s)
     if cur:
-        out.append(" ".join(cur))
-    return out
+        yield " ".join(cur)
 
 
 _LINKISH = re.compile(r"https?://\S+|\b(?:RFC|issue|fixes|closes|resolves|related)\b\s*:?\s*#?\d*", re.I)
@@ -253,7 +261,7 @@ _LINKISH = re.compile(r"https?://\S+|\b(?:RFC|issue|fixes|closes|resolves|relate
 def first_sentence(text: str, limit: int = 220) -> str:
     """The first real sentence of `text` (not a bare link or issue reference),
     at most `limit` characters."""
-    for para in paragraphs(text):
+    for para in iter_paragraphs(text):
         if len(re.sub(r"\W+", "", _LINKISH.sub("", para))) < 12:
             continue
         m = re.search(r"(?<=[.!?。！？])\s", para)

@@ -7,7 +7,7 @@ on its own and the JSON renderer is a straight dump of `Report.to_dict()`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 SCHEMA_VERSION = "1.0"
@@ -132,7 +132,9 @@ class Risk:
     text: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # Written out: `asdict` deep-copies each value, and a backfill writes thousands of these.
+        return {"kind": self.kind, "severity": self.severity, "prs": list(self.prs), "evidence": list(self.evidence),
+                "title": self.title, "text": self.text}
 
 
 @dataclass(slots=True)
@@ -172,9 +174,9 @@ class Theme:
         return len(self.prs)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["count"] = self.count
-        return d
+        return {"key": self.key, "name": self.name, "prs": list(self.prs), "kind": self.kind,
+                "baseline_mean": self.baseline_mean, "previous": self.previous, "rank_in_history": self.rank_in_history,
+                "history_weeks": self.history_weeks, "count": self.count}
 
 
 @dataclass(slots=True)

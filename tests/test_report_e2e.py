@@ -65,12 +65,14 @@ def test_verl_week_json_contract(verl_json):
     # Sections, table rows and the card carry every field of their models (they are written out by hand).
     from dataclasses import fields
 
-    from repobrief.models import Card, Item, TableRow
+    from repobrief.models import Card, Item, Risk, TableRow, Theme
 
     assert set(card) == {f.name for f in fields(Card)}
     assert all(set(r) == {f.name for f in fields(TableRow)} for r in d["sections"]["table"]["rows"])
     assert d["sections"]["key_changes"]["items"]
     assert all(set(i) == {f.name for f in fields(Item)} for i in d["sections"]["key_changes"]["items"])
+    assert d["risks"] and all(set(r) == {f.name for f in fields(Risk)} for r in d["risks"])
+    assert d["themes"] and all(set(t) == {f.name for f in fields(Theme)} | {"count"} for t in d["themes"])
     assert card["title"] == "verl-project/verl week 26, 2026 (06-22 to 06-28)"
     assert len(card["highlights"]) == 3 and all(re.search(r"\(#\d+\)$", h) for h in card["highlights"])
     assert card["risks"][0].startswith("Breaking changes: #6823") and card["button"] == "Full report"
