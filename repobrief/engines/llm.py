@@ -31,13 +31,17 @@ if TYPE_CHECKING:
     from ..aggregate import WeekFacts
     from ..analysis.context import AnalysisContext
 
-def _preload() -> None:
+def _preload(store=None) -> None:
     """Import the answer schemas (pydantic) and build their JSON Schemas.
 
-    Started in a background thread when this module is imported, which the
-    pipeline does before it reads the source: the work overlaps with git's,
-    and a cached re-run does not wait for it afterwards."""
+    Run in a background thread from the engine's constructor, which the pipeline
+    calls before it reads the source: the work overlaps with git's. It waits for
+    a store still opening first: the response cache is needed before the first
+    answer is validated, so the store's import should not share the CPU with this."""
     try:
+        pending = getattr(store, "_pending", None)
+        if pending is not None:
+            pending.join()
         from ..llm import grounding, prompts  # noqa: F401
         from ..llm.schema import PRAnalysisOut, SectionsOut, json_schema
 
@@ -46,8 +50,6 @@ def _preload() -> None:
     except Exception:  # noqa: BLE001 - the engine imports these again and reports errors itself
         pass
 
-
-threading.Thread(target=_preload, name="repobrief-llm-preload", daemon=True).start()
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DIFF_MAX_BYTES = 24_000  # per PR, read once; the prompt budget picks hunks from it
@@ -244,6 +246,7 @@ class LLMEngine(Engine):
         self._offline = None
         self._ctx = None
         self._lang = settings.language if settings else "zh"
+        threading.Thread(target=_preload, args=(store,), name="repobrief-llm-preload", daemon=True).start()
         if settings is not None and (refresh or (getattr(store, "new", False) if store is not None else _new_store(settings))):
             from ..llm.client import preload_sdk
 
