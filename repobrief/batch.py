@@ -204,13 +204,7 @@ class BatchExport:
 
         team = load_team(config)
         if only:
-            keep = [i for i, e in enumerate(team.entries) if e.name in only or e.source in only]
-            missing = set(only) - {team.entries[i].name for i in keep} - {team.entries[i].source for i in keep}
-            if missing:
-                raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}",
-                                 "valid: " + ", ".join(e.name or e.source for e in team.entries))
-            team.entries = [team.entries[i] for i in keep]
-            team.overrides = [team.overrides[i] for i in keep]
+            team.keep_only(only, config)
         jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=False, offline=offline)
         self.failed += [(r.label, r.error, r.hint) for r in failed]
         overrides = {k: v for k, v in (llm or {}).items() if v is not None}

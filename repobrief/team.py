@@ -122,6 +122,16 @@ class Team:
     overrides: list[dict]  # per repository: the other repobrief options of its table
     base_dir: Path  # the team config's folder; relative paths start here
 
+    def keep_only(self, only: list[str], config: str | Path) -> None:
+        """Keep the repositories named in `only` (by name or source); an unknown one is a usage error."""
+        keep = [i for i, e in enumerate(self.entries) if e.name in only or e.source in only]
+        missing = set(only) - {self.entries[i].name for i in keep} - {self.entries[i].source for i in keep}
+        if missing:
+            raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}",
+                             "valid: " + ", ".join(e.name or e.source for e in self.entries))
+        self.entries = [self.entries[i] for i in keep]
+        self.overrides = [self.overrides[i] for i in keep]
+
 
 _ENTRY_KEYS = {f for f in RepositoryEntry.__dataclass_fields__}
 

@@ -105,13 +105,7 @@ def run(
         raise UsageError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS.names())}",
                          f"did you mean {near[0]!r}?" if near else None)
     if only:
-        keep = [i for i, e in enumerate(team.entries) if e.name in only or e.source in only]
-        missing = set(only) - {team.entries[i].name for i in keep} - {team.entries[i].source for i in keep}
-        if missing:
-            raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}",
-                             "valid: " + ", ".join(e.name or e.source for e in team.entries))
-        team.entries = [team.entries[i] for i in keep]
-        team.overrides = [team.overrides[i] for i in keep]
+        team.keep_only(only, config)
     jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out)
     store_url = next((j.db for j in jobs if j.db), "")
     if store_url:
