@@ -68,8 +68,11 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def cache_rows(db: Path) -> dict[str, tuple]:
+    """The store's cached answers (none when the store was never created)."""
     from sqlalchemy import create_engine, text
 
+    if not db.exists():
+        return {}
     engine = create_engine(f"sqlite:///{db}")
     try:
         with engine.connect() as conn:
