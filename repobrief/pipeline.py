@@ -141,17 +141,18 @@ def generate_reports(
         views: list = [source] * len(parts)
         if hasattr(source, "view") and len(parts) > 1:
             tips = source.mainline_tips([p[-1].end for p in parts])
-            views = [source.view(t) if t else source for t in tips]
+            views = [source.view(t) if t else None for t in tips]  # None: nothing was merged yet
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:
             first_seen = pool.submit(source.author_first_seen)
-            pending = pool.submit(_read_part, views[0], settings, parts[0], store, enrich_github, offline)
+            pending = pool.submit(_read_part, views[0], settings, parts[0], store, enrich_github, offline, source)
             done = 0
             for k, part in enumerate(parts):
                 span, diffs = pending.result()
                 if k + 1 < len(parts):  # the next part is read while this one is built
-                    pending = pool.submit(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline)
+                    pending = pool.submit(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
+                                          source)
                 seen = first_seen.result()
                 for w in part:
                     earlier = _SeenBefore(seen, w.start) if seen is not None else None
@@ -160,7 +161,7 @@ def generate_reports(
                     done += 1
                     if progress:
                         progress("weeks", done, len(windows))
-                if views[k] is not source:
+                if views[k] not in (None, source):
                     views[k].close()
                 views[k] = None  # let the part's history go before the next one is read
                 del span, diffs
@@ -169,9 +170,14 @@ def generate_reports(
 
 
 def _read_part(source, settings: Settings, part: list[Window], store, enrich_github: str | None,
-               offline: bool) -> tuple[Span, dict[int, str]]:
-    """The span of `part` (its weeks and their baseline) and the diffs its detectors need."""
+               offline: bool, whole=None) -> tuple[Span, dict[int, str]]:
+    """The span of `part` (its weeks and their baseline) and the diffs its detectors need;
+    `source` None: the part ends before the first commit (`whole` is the clone)."""
     from concurrent.futures import ThreadPoolExecutor
+
+    if source is None:
+        return Span(whole, settings, settings.name or whole.repository_name() or "repository", [], [],
+                    _calibration_start(_periods(part[0], settings.baseline_weeks), part[0])), {}
 
     # The structure pass first; then the line counts and the diffs (which need only
     # paths) are read at the same time.
@@ -253,6 +259,11 @@ class Span:
         return s
 
 
+def _calibration_start(periods: list[Window], first: Window) -> datetime:
+    """Where line counts are read from: `CALIBRATION_WEEKS` before `first` (its `periods`)."""
+    return periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else first.start
+
+
 def span_start(first: Window, settings: Settings) -> datetime:
     """Where the history a report of `first` needs begins (its baseline weeks)."""
     periods = _periods(first, settings.baseline_weeks)
@@ -264,7 +275,7 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
     """Read everything the reports of `first` … `last` need, in as few source calls as possible."""
     periods = _periods(first, settings.baseline_weeks)
     hist_start = span_start(first, settings)
-    calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else first.start
+    calib_start = _calibration_start(periods, first)
     tz = first.tz
     prs = {p.number: p for p in source.history(Window(hist_start, last.end, tz, "history"))}
     # Line counts only from the calibration weeks on: blob diffs are the expensive part of reading git.
@@ -304,7 +315,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
             p.author for p in week_prs
             if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
         }
-    calib_start = periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else window.start
+    calib_start = _calibration_start(periods, window)
     calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
     if diffs is None:
         diffs = read_diffs(source, week_prs, settings)

@@ -75,6 +75,26 @@ def test_history_read_in_parts_and_workers_gives_the_single_reports(verl_repo, t
         assert one[f"verl-project__verl-{w.label}.en.json"] == single, w.label
 
 
+def test_parts_before_the_first_commit_are_empty_weeks(verl_repo, tmp_path, monkeypatch):
+    """Parts that end before the history begins have nothing to read; the weeks
+    after them still equal their single reports."""
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    monkeypatch.setattr(pipeline, "PART_WEEKS", 3)
+    settings = load_settings(verl_repo, env={}, overrides={"name": "verl-project/verl", "timezone": "Asia/Shanghai",
+                                                           "language": "en"})
+    weeks = week_range("2024-W36", "2024-W47", parse_timezone("Asia/Shanghai"))
+    backfilled = {r.week: r for r in pipeline.generate_reports(str(verl_repo), settings, weeks)}
+    assert list(backfilled) == [w.label for w in weeks]
+    assert not backfilled["2024-W36"].pull_requests and backfilled["2024-W47"].pull_requests
+    for w in weeks:
+        single = pipeline.generate_report(str(verl_repo), settings, w)
+        assert _stable(json.loads(render(backfilled[w.label]))) == _stable(json.loads(render(single))), w.label
+
+
 def test_backfill_worker_error_is_reported_once_with_its_exit_code(tmp_path):
     code, _, err = run_cli("backfill", str(tmp_path / "missing"), "--from", "2026-W01", "--to", "2026-W20",
                            "--out", str(tmp_path / "o"), "--workers", "2")
