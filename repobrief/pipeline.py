@@ -130,16 +130,18 @@ def generate_reports(
     A source that can be read in parts (`view`, the git source) is read
     `PART_WEEKS` weeks at a time, each part with its baseline, while the previous
     part's reports are built: memory stays that of one part, however long the
-    history, and git works while Python builds."""
+    history, and git works while Python builds. Other sources are read at once."""
     if not windows:
         return
     windows = sorted(windows, key=lambda w: w.start)
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
     try:
         engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
-        parts = [windows[i:i + PART_WEEKS] for i in range(0, len(windows), PART_WEEKS)]
+        parts = [windows]  # other sources (an API and its store) are read once, as before
+        if hasattr(source, "view"):
+            parts = [windows[i:i + PART_WEEKS] for i in range(0, len(windows), PART_WEEKS)]
         views: list = [source] * len(parts)
-        if hasattr(source, "view") and len(parts) > 1:
+        if len(parts) > 1:
             tips = source.mainline_tips([p[-1].end for p in parts])
             views = [source.view(t) if t else None for t in tips]  # None: nothing was merged yet
         from concurrent.futures import ThreadPoolExecutor
