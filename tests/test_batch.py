@@ -113,18 +113,21 @@ def ray_results(exported, server, tmp_path_factory):
     temp = Path("/tmp") / f"ray-rbb-{os.getpid()}"  # short: Ray's socket paths must stay under 108 bytes
     with pytest.MonkeyPatch.context() as mp:
         llm_env(mp, server, tmp_path_factory.mktemp("ray-home"))
+        # No usage reporting, and no Ray Data metrics poller (it would keep polling a
+        # Prometheus on localhost after the test, and print its failures at exit).
         mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        mp.setenv("RAY_DATA_USAGE_DISABLED", "1")
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 1024 * 1024,
                  log_to_driver=False, logging_level="ERROR", _temp_dir=str(temp))
-    try:
-        before = server.count("pr")
-        out = exported["folder"] / "results.jsonl"
-        code = load_example().main([str(exported["requests"]), "--out", str(out), "--endpoint", server.base_url,
-                                    "--batch-size", "8", "--concurrency", "2"])
-        return {"code": code, "path": out, "pr_calls": server.count("pr") - before}
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+        try:
+            before = server.count("pr")
+            out = exported["folder"] / "results.jsonl"
+            code = load_example().main([str(exported["requests"]), "--out", str(out), "--endpoint", server.base_url,
+                                        "--batch-size", "8", "--concurrency", "2"])
+            return {"code": code, "path": out, "pr_calls": server.count("pr") - before}
+        finally:
+            ray.shutdown()
+            shutil.rmtree(temp, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- export
