@@ -39,9 +39,8 @@ def _preload(store=None) -> None:
     a store still opening first: the response cache is needed before the first
     answer is validated, so the store's import should not share the CPU with this."""
     try:
-        pending = getattr(store, "_pending", None)
-        if pending is not None:
-            pending.join()
+        if hasattr(store, "wait_open"):
+            store.wait_open()
         from ..llm import grounding, prompts  # noqa: F401
         from ..llm.schema import PRAnalysisOut, SectionsOut, json_schema
 

@@ -110,6 +110,12 @@ class Store:
         self._schema = None
         self.new = False  # the file did not exist before this open: nothing is cached yet
 
+    def wait_open(self) -> None:
+        """Wait until a lazy open has finished (its errors are raised at first use)."""
+        pending = self._pending
+        if pending is not None:
+            pending.join()
+
     @property
     def _engine(self):
         pending = self._pending
