@@ -85,6 +85,22 @@ def test_good_answers_write_the_whole_report_and_rerun_is_free(verl_repo, tmp_pa
         third = _report(verl_repo, settings, refresh=True)
         assert server.count() == sent + 23 and third.engine["cache_hits"] == 0
 
+        # A cached re-run in a fresh process never loads the SDK (≈ 1 s): only runs that
+        # send requests import it, in the background while git is read.
+        code = (
+            "import sys; from repobrief.config import load_settings; from repobrief.pipeline import generate_report; "
+            "from repobrief.window import parse_timezone, parse_week; "
+            f"s = load_settings({str(verl_repo)!r}, env={{}}, overrides={{'name': 'verl-project/verl', 'timezone': {TZ!r}, "
+            f"'engine': 'llm', 'db': {str(db)!r}, 'llm': {{'model': 'scripted-model', 'base_url': {server.base_url!r}, "
+            f"'api_key': 'sk-x'}}}}); "
+            f"r = generate_report({str(verl_repo)!r}, s, parse_week({WEEK!r}, parse_timezone({TZ!r})), refresh='{{}}' in sys.argv); "
+            "print(r.engine['cache_hits'], 'openai' in sys.modules)"
+        )
+        cached = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert cached.stdout.split() == ["23", "False"]
+        fresh = subprocess.run([sys.executable, "-c", code, "{}"], capture_output=True, text=True, check=True)
+        assert fresh.stdout.split() == ["0", "True"]
+
 
 def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_repo, tmp_path, week_prs):
     roles = dict(zip(["malformed", "foreign_pr", "rate_limited", "server_error", "slow", "blank", "bad_score", "wrong_figure", "foreign_label"], week_prs, strict=False))
