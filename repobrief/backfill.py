@@ -68,6 +68,8 @@ def backfill(
         workers = 1  # the workers inherit the settings and windows by fork
     job = (target, settings, out, formats, skip_empty, source_name, offline, now)
     if workers == 1:
+        if progress:
+            progress(0, len(windows))
         done = written = prs = 0
         for w, p in _write_weeks(job, windows):
             done, written, prs = done + 1, written + w, prs + p
@@ -118,6 +120,8 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
     procs = [ctx.Process(target=_worker, args=(job, run, queue), daemon=True) for run in _split(windows, workers)]
     for p in procs:
         p.start()
+    if progress:  # only now: a progress display may start threads, which a fork must not copy
+        progress(0, len(windows))
     done = written = prs = finished = 0
     try:
         while finished < len(procs):

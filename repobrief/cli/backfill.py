@@ -45,16 +45,20 @@ def backfill(
                                      engine=engine, db=db, github_url=github_url)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
     bar = None
-    if not quiet and sys.stderr.isatty():
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        bar.start()
-        task = bar.add_task("weeks", total=len(weeks))
+    show = not quiet and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
+        # The bar (and its refresh thread) starts at the first call, which `backfill`
+        # makes after forking its workers: a fork must not copy a thread's locks.
+        nonlocal bar
+        if show and bar is None:
+            from rich.progress import Progress
+
+            bar = Progress(transient=True)
+            bar.start()
+            bar.add_task("weeks", total=total)
         if bar is not None:
-            bar.update(task, completed=done)
+            bar.update(bar.task_ids[0], completed=done)
 
     try:
         res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
