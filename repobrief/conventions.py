@@ -175,8 +175,10 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     tests: list[str] = []
     headings: list[str] = []
     for heading, lines in sections:
+        if heading in DROP_HEADINGS:  # before the line-by-line pass: checklists are long
+            continue
         content = _substantive(lines)
-        if not content or heading in DROP_HEADINGS:
+        if not content:
             continue
         if heading:
             headings.append(heading)
