@@ -34,12 +34,12 @@ class BackfillResult:
     workers: int
 
 
-def default_workers(settings: Settings, target: str, weeks: int) -> int:
+def default_workers(settings: Settings, target: str, weeks: int, source_name: str | None = None) -> int:
     """All cores for offline reports from a clone; one process otherwise (a model
     endpoint or an API has limits of its own, shared by the whole run)."""
     from .pipeline import resolve_target
 
-    if settings.engine != "offline" or resolve_target(target)[0] != "git":
+    if settings.engine != "offline" or resolve_target(target, source_name)[0] != "git":
         return 1
     return max(1, min(os.cpu_count() or 1, weeks // MIN_WEEKS_PER_WORKER))
 
@@ -62,7 +62,7 @@ def backfill(
     started = time.perf_counter()
     windows = sorted(windows, key=lambda w: w.start)
     if workers is None:
-        workers = default_workers(settings, target, len(windows))
+        workers = default_workers(settings, target, len(windows), source_name)
     workers = max(1, min(workers, len(windows)))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1  # the workers inherit the settings and windows by fork
@@ -81,7 +81,7 @@ def backfill(
 
 def _write_weeks(job: tuple, windows: list[Window]):
     """Yield (files written: 0/1, PRs) per week, oldest first."""
-    from .cli.report import write_atomically
+    from .output import write_atomically
     from .pipeline import generate_reports, output_name, render_report
 
     target, settings, out, formats, skip_empty, source_name, offline, now = job

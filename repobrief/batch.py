@@ -229,10 +229,9 @@ class BatchExport:
         db = settings.db or ""
         if db in self._stores:
             return self._stores[db]
-        from .engines.llm import _new_store
-        from .store import open_store
+        from .store import open_store, store_exists
 
-        if not create and _new_store(settings):
+        if not create and not store_exists(db or None):
             return None
         store = self._stores[db] = open_store(db or None)
         return store

@@ -226,13 +226,9 @@ _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
 _LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
-def paragraphs(text: str) -> list[str]:
-    """Paragraphs with hard-wrapped lines joined (list items and headings stay apart)."""
-    return list(iter_paragraphs(text))
-
-
 def iter_paragraphs(text: str) -> Iterator[str]:
-    """`paragraphs`, one at a time: `first_sentence` stops at the first good one."""
+    """Paragraphs with hard-wrapped lines joined (list items and headings stay apart),
+    one at a time: `first_sentence` stops at the first good one."""
     cur: list[str] = []
     in_code = False
     for raw in text.split("\n"):

@@ -340,7 +340,7 @@ def run_job(job: RepoJob) -> JobResult:
     """Report one repository: every language and format, files written all or none,
     rendered reports saved to the shared store, cards posted. Never raises: a
     failure is a `JobResult` with `ok=False` and a message naming the repository."""
-    from .cli.report import write_atomically
+    from .output import write_atomically
     from .pipeline import generate_report, output_name, render_report
     from .serialize import report_to_dict
     from .store import mask_url

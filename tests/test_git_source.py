@@ -166,3 +166,23 @@ def test_history_reads_paths_without_line_counts(flask_like):
     assert not hist[511].lines_known and hist[511].files[0].path == "src/json.py"
     full = {p.number: p for p in src.iter_pull_requests(before)}
     assert full[511].lines_known and full[511].lines_added == 12
+
+
+def test_mainline_tips_name_the_newest_commit_before_each_end(tmp_path):
+    """Backfill parts end at these commits. A commit dated before its parent (a clock
+    skew, a rebase) does not move the tip of a later end backwards."""
+    from datetime import datetime
+
+    b = GitRepoBuilder(tmp_path / "r")
+    a = b.commit("a (#1)", "2026-03-02T10:00:00+00:00", {"a.py": "a\n"})
+    c = b.commit("c (#2)", "2026-03-09T10:00:00+00:00", {"c.py": "c\n"})
+    skew = b.commit("skewed (#3)", "2026-03-05T10:00:00+00:00", {"s.py": "s\n"})  # newer on the line, older date
+    d = b.commit("d (#4)", "2026-03-16T10:00:00+00:00", {"d.py": "d\n"})
+    src = GitSource(str(b.path))
+
+    def at(day: str) -> datetime:
+        return datetime.fromisoformat(f"{day}T00:00:00+00:00")
+
+    ends = [at("2026-03-01"), at("2026-03-03"), at("2026-03-07"), at("2026-03-12"), at("2026-03-20"), at("2026-03-07")]
+    assert src.mainline_tips(ends) == [None, a, skew, skew, d, skew]
+    assert c not in src.mainline_tips(ends)  # the skewed commit after it is newer on the line

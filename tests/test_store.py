@@ -307,3 +307,21 @@ def test_postgresql_reopen_is_one_query_and_password_never_shown(target):
     with pytest.raises(StoreError) as e:
         open_store(wrong)
     assert "not-the-password" not in str(e.value) and password not in str(e.value)
+
+
+def test_store_exists_and_a_new_store_says_so(tmp_path):
+    """A run can tell before opening whether anything can be cached yet (the llm engine
+    starts importing its SDK early only then)."""
+    from repobrief.store import store_exists
+
+    db = tmp_path / "rb.db"
+    assert not store_exists(db) and not store_exists(f"sqlite:///{db}?mode=rwc")
+    first = open_store(db, lazy=True)
+    assert first.new
+    first.repositories()
+    first.close()
+    assert store_exists(db) and store_exists(f"sqlite:///{db}")
+    again = open_store(db, lazy=True)
+    assert not again.new
+    again.close()
+    assert store_exists("postgresql://u@127.0.0.1:1/db")  # a server is taken to hold a store

@@ -145,7 +145,7 @@ def run(
 
 def _write_digest(results, ts, folder: Path, quiet: bool) -> None:
     from ..digest import build_digest, digest_file_name, render_digest_md
-    from .report import write_atomically
+    from ..output import write_atomically
 
     failed = [{"repository": r.label, "error": r.error} for r in results if not r.ok]
     files: dict[Path, str] = {}

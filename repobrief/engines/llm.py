@@ -180,17 +180,13 @@ def facts_view(facts: Any) -> FactsView:
     )
 
 
-def _new_store(settings: Settings) -> bool:
-    """True when the run's SQLite store does not exist yet: every answer is a cache miss."""
-    import os
+def _nothing_cached(store, settings: Settings) -> bool:
+    """The run's store is new (or not created yet): every answer will be a request."""
+    if store is not None:
+        return getattr(store, "new", False)
+    from ..store import store_exists
 
-    from ..store import default_db_path
-
-    db = settings.db or ""
-    if "://" in db and not db.startswith("sqlite:///"):
-        return False  # a database server: assume it holds earlier runs
-    path = db.removeprefix("sqlite:///") if db else default_db_path()
-    return not os.path.exists(path)
+    return not store_exists(settings.db or None)
 
 
 def _run(coro):
@@ -246,7 +242,7 @@ class LLMEngine(Engine):
         self._ctx = None
         self._lang = settings.language if settings else "zh"
         threading.Thread(target=_preload, args=(store,), name="repobrief-llm-preload", daemon=True).start()
-        if settings is not None and (refresh or (getattr(store, "new", False) if store is not None else _new_store(settings))):
+        if settings is not None and (refresh or _nothing_cached(store, settings)):
             from ..llm.client import preload_sdk
 
             preload_sdk()

@@ -441,13 +441,17 @@ class GitSource(Source):
             sha, _, ts = rec.strip().partition(b" ")
             if ts:
                 line.append((int(ts), sha.decode()))
-        out: list[str | None] = []
-        for end in ends:
+        # For each end, the newest position on the line with an earlier time: every newer
+        # position is merged at or after `end` (times on the line need not be monotonic).
+        # A later end's position is never older than an earlier end's: one sweep serves all.
+        tips: dict[datetime, str | None] = {}
+        i = 0
+        for end in sorted(set(ends), reverse=True):
             limit = end.timestamp()
-            # The newest position on the line with an earlier time: every later position
-            # is merged at or after `end` (times on the line need not be monotonic).
-            out.append(next((sha for t, sha in line if t < limit), None))
-        return out
+            while i < len(line) and line[i][0] >= limit:
+                i += 1
+            tips[end] = line[i][1] if i < len(line) else None
+        return [tips[end] for end in ends]
 
     def view(self, tip: str) -> GitSource:
         """This clone read as if `tip` were the branch head: a long history is read in

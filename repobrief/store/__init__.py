@@ -72,6 +72,17 @@ def default_db_path() -> Path:
     return user_data_path("repobrief", appauthor=False) / "repobrief.db"
 
 
+def store_exists(target: str | os.PathLike | None = None) -> bool:
+    """Whether `open_store(target)` would find a store already there. Only a SQLite
+    file can be known not to exist; a database server is taken to hold one."""
+    t = os.fspath(target) if target else os.fspath(default_db_path())
+    if _is_url(t):
+        if not t.startswith("sqlite:///"):
+            return True
+        t = t.removeprefix("sqlite:///").split("?", 1)[0]
+    return Path(t).expanduser().exists()
+
+
 def cache_key(model: str, prompt_version: str, request: Any) -> str:
     """The LLM cache key: sha256 of model, prompt version and the canonical request."""
     body = request if isinstance(request, str) else json.dumps(request, sort_keys=True, ensure_ascii=False)
@@ -100,7 +111,8 @@ def _now() -> datetime:
 class Store:
     """A database of repobrief's records. Use `open_store` to get one."""
 
-    def __init__(self, engine, display: str, pending: threading.Thread | None = None, box: dict | None = None) -> None:
+    def __init__(self, engine, display: str, pending: threading.Thread | None = None, box: dict | None = None,
+                 *, new: bool = False) -> None:
         self._engine_obj = engine
         self.display = display  # path or masked URL, for messages
         self._repo_ids: dict[str, int] = {}
@@ -108,7 +120,7 @@ class Store:
         self._box = box if box is not None else {}
         self._lock = threading.Lock()
         self._schema = None
-        self.new = False  # the file did not exist before this open: nothing is cached yet
+        self.new = new  # the file did not exist before this open: nothing is cached yet
 
     def wait_open(self) -> None:
         """Wait until a lazy open has finished (its errors are raised at first use)."""
@@ -625,10 +637,11 @@ def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True,
     if target is None or str(target) == "":
         target = default_db_path()
     t = os.fspath(target)
+    new = not store_exists(t)
     if not lazy or (_is_url(t) and not t.startswith("sqlite")):
         # A database server is opened at once: a wrong URL, password or host is an
         # error before any work, not after the history has been read.
-        return Store(*_open(t, migrate))
+        return Store(*_open(t, migrate), new=new)
     if not _is_url(t):
         path = Path(t).expanduser()
         if path.exists() and path.is_dir():
@@ -641,9 +654,6 @@ def open_store(target: str | os.PathLike | None = None, *, migrate: bool = True,
         except BaseException as e:  # noqa: BLE001 - handed to the thread that uses the store
             box["error"] = e
 
-    new = not _is_url(t) and not Path(t).expanduser().exists()
     thread = threading.Thread(target=work, name="repobrief-store-open", daemon=True)
     thread.start()
-    store = Store(None, mask_url(t), pending=thread, box=box)
-    store.new = new
-    return store
+    return Store(None, mask_url(t), pending=thread, box=box, new=new)
