@@ -141,7 +141,7 @@ def generate_reports(
         if hasattr(source, "view"):
             parts = [windows[i:i + PART_WEEKS] for i in range(0, len(windows), PART_WEEKS)]
         views: list = [source] * len(parts)
-        if len(parts) > 1:
+        if hasattr(source, "view"):  # each part ends where its weeks do, not at the branch head
             tips = source.mainline_tips([p[-1].end for p in parts])
             views = [source.view(t) if t else None for t in tips]  # None: nothing was merged yet
         from concurrent.futures import ThreadPoolExecutor
@@ -181,9 +181,13 @@ def _read_part(source, settings: Settings, part: list[Window], store, enrich_git
         return Span(whole, settings, settings.name or whole.repository_name() or "repository", [], [],
                     _calibration_start(_periods(part[0], settings.baseline_weeks), part[0])), {}
 
-    # The structure pass first; then the line counts and the diffs (which need only
-    # paths) are read at the same time.
-    list(source.history(Window(span_start(part[0], settings), part[-1].end, part[0].tz, "history")))
+    # Everything but the diffs first (the diffs need the paths), in one pass where the
+    # source can: a run of weeks needs the line counts of nearly every commit.
+    start = span_start(part[0], settings)
+    if hasattr(source, "preload"):
+        source.preload(start, _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]))
+    else:
+        list(source.history(Window(start, part[-1].end, part[0].tz, "history")))
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(_span_diffs, source, settings, part)
         span = read_span(source, settings, part[0], part[-1], store=store, enrich_github=enrich_github,

@@ -188,24 +188,54 @@ class GitSource(Source):
         """
         if self._loaded_since is not None and self._loaded_since <= since:
             return
-        # A week of slack: `--since` stops walking at the first old commit, and side-branch
-        # commits are usually a little older than the merge that brings them in.
-        args = [
-            "log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", "--no-color",
-            "--encoding=UTF-8", f"--format={_FORMAT}", f"--since={(since - timedelta(days=7)).isoformat()}", self.tip,
-        ]
         commits: dict[str, _RawCommit] = {}
-        for rec in self._stream(args):
+        self._read_log(commits, [f"--since={_slack(since)}"])
+        self._numstat_done.clear()  # the new records carry no line counts yet
+        self._loaded(commits, since)
+
+    def _read_log(self, commits: dict[str, _RawCommit], args: list[str], *, lines: bool = False) -> None:
+        """One structure pass (`--raw`) into `commits`, keeping records already there;
+        `lines`: the first-parent line only, with line counts (`--numstat`)."""
+        extra = ["--first-parent", "--numstat"] if lines else []
+        for rec in self._stream(["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", *extra,
+                                 "--no-color", "--encoding=UTF-8", f"--format={_FORMAT}", *args, self.tip]):
             c = _parse_record(rec)
             if c is not None:
-                commits[c.sha] = c
+                commits.setdefault(c.sha, c)
+
+    def _loaded(self, commits: dict[str, _RawCommit], since: datetime) -> None:
         self.stats["commits_read"] = len(commits)
         self._commits = commits
-        self._numstat_done.clear()  # the new records carry no line counts yet
         self._loaded_since = since
         for merge in self._incomplete_branch_merges():
             self._read_side(merge)
         self._classify()
+
+    def preload(self, since: datetime, lines_from: datetime) -> None:
+        """Read everything since `since` with line counts from `lines_from` on, for a run
+        of weeks (backfill). Nearly every commit of such a run needs its line counts, and
+        one `git log --first-parent --raw --numstat` costs no more than the line counts
+        alone, so the separate structure pass is left out unless the history has merges
+        (whose side lines only a full walk reads); the baseline before `lines_from` is
+        read without line counts, alongside."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self._loaded_since is not None and self._loaded_since <= since:
+            return
+        lines_from = max(lines_from, since)
+        commits: dict[str, _RawCommit] = {}
+        baseline: dict[str, _RawCommit] = {}
+        with ThreadPoolExecutor(1) as pool:
+            early = pool.submit(self._read_log, baseline,
+                                ["--first-parent", f"--since={_slack(since)}", f"--until={lines_from.isoformat()}"])
+            self._read_log(commits, [f"--since={_slack(lines_from)}"], lines=True)
+            early.result()
+        self._numstat_done = set(commits)
+        for sha, c in baseline.items():
+            commits.setdefault(sha, c)
+        if any(len(c.parents) > 1 for c in commits.values()):
+            self._read_log(commits, [f"--since={_slack(since)}"])  # merges: their side lines too
+        self._loaded(commits, since)
 
     def _mainline(self) -> list[_RawCommit]:
         """The default branch's first-parent line, oldest first, as far as it was read."""
@@ -543,6 +573,12 @@ class GitSource(Source):
                 for got in pool.map(run, jobs):
                     out.update(got)
         return out
+
+
+def _slack(since: datetime) -> str:
+    # A week of slack: `--since` stops walking at the first old commit, and side-branch
+    # commits are usually a little older than the merge that brings them in.
+    return (since - timedelta(days=7)).isoformat()
 
 
 def _parse_record(rec: bytes) -> _RawCommit | None:
