@@ -146,38 +146,63 @@ def issue_refs(body: str) -> list[int]:
 _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
 
 
+# The lines that shape a body: code fences, headings and checklist items. Only these
+# are looked at one by one; the text between them is handled a section at a time by
+# regexes (bodies run to thousands of lines, and a Python loop per line costs more
+# than everything else done with a PR). Each pattern starts at a line's "\n" (the
+# text gets one in front), which the regex engine finds fast; `^` in MULTILINE mode
+# would be tried at every character.
+_SHAPING_LINE = re.compile(r"\n([^\S\n]*(?:```|#|[-*+][^\S\n]*\[)[^\n]*)")
+# Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions).
+_PLACEHOLDER_LINE = re.compile(
+    r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#[^\S\n]*add code snippet[^\n]*)[^\S\n]*"
+    r"|- If this PR[^\n]*|- `\{[^\n]*)(?=\n|\Z)"
+)
+_BLANK_LINES = re.compile(r"\n\n\n+")
+_EMPTY_FENCES = re.compile(r"(```\w*\s*)*")
+
+
 @lru_cache(maxsize=2048)
 def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     """Strip template boilerplate from a PR body and find the parts that matter.
     Cached: the engine, the detectors and the composer all read the same bodies."""
     body = (body or "")[:max_chars]
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
+    # Each section is (heading, pieces of its text); a piece is a run of whole lines.
     sections: list[tuple[str, list[str]]] = [("", [])]
     checked: list[str] = []
     in_code = False
-    for line in body.split("\n"):
+    pos = 0
+    for m in _SHAPING_LINE.finditer("\n" + body):  # positions are one past the body's
+        line = m.group(1)
         head = line.lstrip()[:3]
         if head == "```":
             in_code = not in_code
-        # Cheap first-character checks before the regexes: bodies run to thousands of lines.
-        h = _HEADING.match(line) if not in_code and head[:1] == "#" else None
+            continue  # a fence is text of its section
+        if in_code:
+            continue
+        h = _HEADING.match(line) if head[:1] == "#" else None
+        c = None if h else _CHECK_ITEM.match(line) if "[" in line[:12] else None
+        if not (h or c):
+            continue
+        start = m.start()  # the line's first character in `body`
+        if start > pos:
+            sections[-1][1].append(body[pos:start - 1])
+        pos = start + len(line) + 1
         if h:
             sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
-            continue
-        c = _CHECK_ITEM.match(line) if not in_code and head[:1] in "-*+" and "[" in line[:12] else None
-        if c:
-            if c.group("mark") in "xX":
-                checked.append(c.group("text").strip())
-            continue
-        sections[-1][1].append(line)
+        elif c.group("mark") in "xX":
+            checked.append(c.group("text").strip())
+    if pos <= len(body):
+        sections[-1][1].append(body[pos:])
     kept: list[str] = []
     what: list[str] = []
     tests: list[str] = []
     headings: list[str] = []
-    for heading, lines in sections:
-        if heading in DROP_HEADINGS:  # before the line-by-line pass: checklists are long
+    for heading, pieces in sections:
+        if heading in DROP_HEADINGS:  # checklists are long
             continue
-        content = _substantive(lines)
+        content = _substantive("\n".join(pieces))
         if not content:
             continue
         if heading:
@@ -202,24 +227,14 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     )
 
 
-def _substantive(lines: list[str]) -> str:
-    out = []
-    for line in lines:
-        s = line.strip()
-        if not s:
-            if out and out[-1] != "":
-                out.append("")
-            continue
-        if (s[0] in ">.-`#nNtT" and _PLACEHOLDER.match(s)) or s.startswith("- If this PR") or s.startswith("- `{"):
-            continue
-        out.append(line.rstrip())
-    while out and out[-1] == "":
-        out.pop()
-    text = "\n".join(out).strip()
-    # A lone empty code fence pair or a template placeholder is not content.
-    if re.fullmatch(r"(```\w*\s*)*", text):
+def _substantive(text: str) -> str:
+    """A section's text without placeholder lines, trailing spaces and runs of blank lines."""
+    if not text.strip():
         return ""
-    return text
+    text = _PLACEHOLDER_LINE.sub("", "\n" + text)
+    text = _BLANK_LINES.sub("\n\n", "\n".join([line.rstrip() for line in text.split("\n")])).strip()
+    # A lone empty code fence pair or a template placeholder is not content.
+    return "" if _EMPTY_FENCES.fullmatch(text) else text
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")

@@ -1,0 +1,103 @@
+"""`clean_body` cuts a body into sections with regexes; these tests hold it to the
+plain line-by-line reading it replaced (kept here as the reference), on real PR
+bodies and on bodies built from the lines templates are made of."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repobrief.conventions import (
+    _BREAKING_FOOTER,
+    _CHECK_ITEM,
+    _HEADING,
+    _HTML_COMMENT,
+    _PLACEHOLDER,
+    DROP_HEADINGS,
+    TEST_HEADINGS,
+    WHAT_HEADINGS,
+    clean_body,
+    issue_refs,
+)
+
+
+def reference(body: str) -> tuple:
+    """Every line looked at in turn: fences toggle code, headings open sections,
+    checklist items are taken out, placeholder lines dropped, blank runs collapsed."""
+    body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    checked, in_code = [], False
+    for line in body.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("```"):
+            in_code = not in_code
+        h = None if in_code or not stripped.startswith("#") else _HEADING.match(line)
+        if h:
+            sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
+            continue
+        c = None if in_code or "[" not in line[:12] else _CHECK_ITEM.match(line)
+        if c:
+            if c.group("mark") in "xX":
+                checked.append(c.group("text").strip())
+            continue
+        sections[-1][1].append(line)
+    kept, what, tests, headings = [], [], [], []
+    for heading, lines in sections:
+        if heading in DROP_HEADINGS:
+            continue
+        out: list[str] = []
+        for line in lines:
+            s = line.strip()
+            if not s:
+                if out and out[-1] != "":
+                    out.append("")
+            elif not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{"))):
+                out.append(line.rstrip())
+        content = "\n".join(out).strip()
+        if re.fullmatch(r"(```\w*\s*)*", content):
+            continue
+        if heading:
+            headings.append(heading)
+            kept.append(f"## {heading}")
+        kept.append(content)
+        if heading in TEST_HEADINGS or heading.startswith("test"):
+            tests.append(content)
+        elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
+            what.append(content)
+    m = _BREAKING_FOOTER.search(body)
+    return ("\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(),
+            m.group(1).strip() if m else None, checked, issue_refs(body), headings)
+
+
+def _fields(body: str) -> tuple:
+    c = clean_body.__wrapped__(body)
+    return c.text, c.what, c.tests, c.breaking_note, c.checked, c.issue_refs, c.headings
+
+
+TEMPLATE_LINES = [
+    "# Heading", "   ## Sub ##", "    # four spaces: text", "```", "```python", "  ```  ", "- [x] done", "- [ ] todo",
+    "* [X] Done thing", "          - [x] too deep", "-[x]tight", "+ [ ]", "", "   ", "\t", "> quote", "...", "N/A",
+    "none", "TODO", "---", "-", "- If this PR is", "- `{x}`", "text line", "  indented text  ", "#NoSpace", "#",
+    "# add code snippet here", "### Test", "## Checklist", "## What does this PR do?", "## **Summary**",
+    "BREAKING CHANGE: renamed x", "fixes #12", "Closes #9 see /issues/7", "a\r", "\x0bvt", "\u00a0nbsp", "#  ",
+    "text ``` inline", "<!-- hidden -->", "<!-- open", "close -->",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(TEMPLATE_LINES), st.text(max_size=30)), max_size=25),
+       st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_clean_body_reads_template_lines_as_the_line_by_line_reference(lines, newline, trailing):
+    body = newline.join(lines) + (newline if trailing else "")
+    assert _fields(body) == reference(body)
+
+
+def test_clean_body_reads_real_bodies_as_the_reference():
+    from gitrepo import load_history
+
+    bodies = [r.get("body") or "" for name in ("verl-project__verl", "pallets__flask") for r in load_history(name)]
+    assert sum(1 for b in bodies if "- [x]" in b and "### " in b) > 500  # templates with checklists and headings
+    mismatched = [b[:80] for b in bodies if _fields(b) != reference(b)]
+    assert not mismatched
