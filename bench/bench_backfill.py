@@ -69,11 +69,16 @@ def _pss_mb(pids: list[int]) -> tuple[float, float]:
     return own / 1024, git / 1024
 
 
-def measure(cmd: list[str]) -> tuple[float, float, float]:
+# The allocator setting repobrief's git source runs git with (see sources/git.py: _git_env).
+TUNED_GIT = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """(wall seconds, peak MB of the command's own processes, peak MB of them and the
     git processes they start together), sampled every 50 ms over the process tree."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
     own_peak = all_peak = 0.0
     while proc.poll() is None:
         own, git = _pss_mb(_tree(proc.pid))
@@ -189,12 +194,14 @@ def main() -> None:
         measure(bare)  # warm the page cache
         # Alternate the two commands and keep the medians: this machine's speed drifts by
         # tens of percent from one minute to the next.
-        bares, fills = [], []
+        bares, tuned, fills = [], [], []
         for _ in range(args.runs):
             bares.append(measure(bare))
+            tuned.append(measure(bare, TUNED_GIT))
             shutil.rmtree(out, ignore_errors=True)
             fills.append(measure(backfill))
         g_wall, _, g_mem = _median(bares)
+        t_wall = _median(tuned)[0]
         b_wall, b_own, b_mem = _median(fills)
         ratios = sorted(f[0] / g[0] for g, f in zip(bares, fills, strict=True))
         weeks = len(list(out.iterdir()))
@@ -202,6 +209,7 @@ def main() -> None:
     print(f"commits: {count}, weeks {first} .. {last}: {weeks} reports written "
           f"(last week: {sample['stats']['merged_prs']} PRs)")
     print(f"bare git log --first-parent --numstat: {g_wall:8.2f} s   peak {g_mem:7.1f} MB (git)")
+    print(f"  the same with repobrief's git allocator setting: {t_wall:.2f} s (ratio against it: {b_wall / t_wall:.2f}x)")
     print(f"repobrief backfill (json):             {b_wall:8.2f} s   peak {b_own:7.1f} MB (repobrief's processes; "
           f"target ≤ 300), {b_mem:.1f} MB with the git processes it runs")
     print(f"ratio backfill / bare git log:         {b_wall / g_wall:8.2f}x  (target ≤ 1.5; medians of {args.runs} runs)")

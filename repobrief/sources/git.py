@@ -45,6 +45,11 @@ def _git_env() -> dict[str, str]:
     # A stable, machine-readable git: no pager, no localisation, no user colour config.
     env = dict(os.environ)
     env.update({"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    # glibc's allocator gives the top of the heap back to the kernel after git frees each
+    # inflated blob, and faults it in again for the next: a quarter of a line-count pass
+    # went to that (system time 0.3 s of 1.9 s on verl's history; bench/bench_backfill.py).
+    # Keeping freed memory costs nothing in peak size. Other C libraries ignore it.
+    env.setdefault("MALLOC_TRIM_THRESHOLD_", str(1 << 30))
     return env
 
 
