@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import orjson
 
 from ..models import Report
 from ..serialize import report_to_dict
 
 
 def render(report: Report) -> str:
-    # One line per top-level key keeps diffs readable while the bulk is encoded by
-    # json's C encoder (an `indent` forces the pure-Python one, ~10x slower).
-    d = report_to_dict(report)
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in d.items()]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    # One line per top-level key keeps diffs between weeks readable. orjson encodes in a
+    # tenth of the standard library's time, which a backfill of hundreds of weeks notices;
+    # its output is UTF-8 as is (no \u escapes) and compact within a line.
+    lines = [b"  " + orjson.dumps(k) + b": " + orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS)
+             for k, v in report_to_dict(report).items()]
+    return (b"{\n" + b",\n".join(lines) + b"\n}\n").decode("utf-8")
