@@ -66,7 +66,7 @@ def backfill(
     workers = max(1, min(workers, len(windows)))
     if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
         workers = 1  # the workers inherit the settings and windows by fork
-    job = (target, settings, out, formats, skip_empty, source_name, offline, now)
+    job = (target, settings, out, formats, skip_empty, source_name, offline, now, None)
     if workers == 1:
         if progress:
             progress(0, len(windows))
@@ -76,7 +76,25 @@ def backfill(
             if progress:
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1)
-    return _parallel(job, windows, workers, progress, started)
+    source = _indexed_source(target, settings, source_name, offline)
+    try:
+        return _parallel((*job[:-1], source), windows, workers, progress, started)
+    finally:
+        if source is not None:
+            source.close()
+
+
+def _indexed_source(target: str, settings: Settings, source_name: str | None, offline: bool):
+    """A source that needs no store (a clone), opened and indexed here once: the forked
+    workers inherit what it read about the whole history instead of each reading it."""
+    from .pipeline import open_source, resolve_target
+    from .registry import SOURCES
+
+    if getattr(SOURCES.get(resolve_target(target, source_name)[0]), "needs_store", True):
+        return None
+    source = open_source(target, settings, source_name=source_name, offline=offline)
+    source.index()
+    return source
 
 
 def _write_weeks(job: tuple, windows: list[Window]):
@@ -84,8 +102,9 @@ def _write_weeks(job: tuple, windows: list[Window]):
     from .output import write_atomically
     from .pipeline import generate_reports, output_name, render_report
 
-    target, settings, out, formats, skip_empty, source_name, offline, now = job
-    for rep in generate_reports(target, settings, windows, source_name=source_name, offline=offline, now=now):
+    target, settings, out, formats, skip_empty, source_name, offline, now, source = job
+    for rep in generate_reports(target, settings, windows, source_name=source_name, offline=offline, now=now,
+                                source=source):
         if skip_empty and not rep.pull_requests:
             yield 0, rep.stats["merged_prs"]
             continue

@@ -67,13 +67,21 @@ def open_store_for(settings: Settings):
 
 
 def _open(target: str, settings: Settings, source_name: str | None, offline: bool, store, enrich_github: str | None,
-          engine=None):
+          engine=None, source=None):
     name, location = resolve_target(target, source_name)
-    source_cls = SOURCES.get(name)
+    source_cls = type(source) if source is not None else SOURCES.get(name)
     engine_cls = type(engine) if engine is not None else ENGINES.get(settings.engine)
     if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
         store = open_store_for(settings)
-    return source_cls(location, settings, store=store, offline=offline), engine_cls, store
+    if source is None:
+        source = source_cls(location, settings, store=store, offline=offline)
+    return source, engine_cls, store
+
+
+def open_source(target: str, settings: Settings, *, source_name: str | None = None, offline: bool = False):
+    """The source `target` names, opened (for callers that share one between runs)."""
+    name, location = resolve_target(target, source_name)
+    return SOURCES.get(name)(location, settings, store=None, offline=offline)
 
 
 def generate_report(
@@ -123,9 +131,11 @@ def generate_reports(
     offline: bool = False,
     store=None,
     now: datetime | None = None,
+    source=None,
 ):
     """Reports for many weeks from one read of the history (backfill). Yields
-    `Report`s oldest first; trends come from the same in-memory history.
+    `Report`s oldest first; trends come from the same in-memory history. `source`:
+    one already opened (and indexed) to use instead of opening `target`.
 
     A source that can be read in parts (`view`, the git source) is read
     `PART_WEEKS` weeks at a time, each part with its baseline, while the previous
@@ -134,7 +144,7 @@ def generate_reports(
     if not windows:
         return
     windows = sorted(windows, key=lambda w: w.start)
-    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github)
+    source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github, source=source)
     try:
         engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
         parts = [windows]  # other sources (an API and its store) are read once, as before

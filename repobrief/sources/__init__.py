@@ -53,6 +53,10 @@ class Source(ABC):
         Used when many weeks are reported at once."""
         return None
 
+    def index(self) -> None:  # noqa: B027 - an optional hook
+        """Read the cheap facts about the whole history that many weeks share (e.g.
+        `author_first_seen`) now, once: a backfill calls it before forking its workers."""
+
     def read_diffs(
         self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
     ) -> dict[int, str]:

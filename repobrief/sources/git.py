@@ -129,6 +129,8 @@ class GitSource(Source):
         self._authors_before: tuple[datetime, set[str]] | None = None
         self._numstat_done: set[str] = set()
         self._authors_proc: tuple[datetime, subprocess.Popen] | None = None
+        self._line: list[tuple[int, str]] | None = None  # see index()
+        self._first_seen: dict[str, datetime] | None = None
         self.stats = {"commits_read": 0, "git_calls": 3}
 
     # ------------------------------------------------------------------ git plumbing
@@ -468,14 +470,26 @@ class GitSource(Source):
             self._release = tag if re.search(r"\d+\.\d+", tag) else None
         return self._release
 
+    def index(self) -> None:
+        """The first-parent line with commit times (one `git log` without diffs), which
+        forked workers then share to find the tips of their parts."""
+        self._first_parent_line()
+
+    def _first_parent_line(self) -> list[tuple[int, str]]:
+        """(commit time, sha) of the first-parent line from the tip, newest first; read once."""
+        if self._line is None:
+            line = []
+            for rec in self._stream(["log", "--first-parent", "--format=%x1e%H %ct", self.tip]):
+                sha, _, ts = rec.strip().partition(b" ")
+                if ts:
+                    line.append((int(ts), sha.decode()))
+            self._line = line
+        return self._line
+
     def mainline_tips(self, ends: list[datetime]) -> list[str | None]:
         """For each time in `ends`, the newest commit of the first-parent line committed
-        before it (None: none). One `git log --first-parent` without diffs."""
-        line = []  # (time, sha), newest first
-        for rec in self._stream(["log", "--first-parent", "--format=%x1e%H %ct", self.tip]):
-            sha, _, ts = rec.strip().partition(b" ")
-            if ts:
-                line.append((int(ts), sha.decode()))
+        before it (None: none), from one `git log --first-parent` without diffs."""
+        line = self._first_parent_line()
         # For each end, the newest position on the line with an earlier time: every newer
         # position is merged at or after `end` (times on the line need not be monotonic).
         # A later end's position is never older than an earlier end's: one sweep serves all.
@@ -500,11 +514,14 @@ class GitSource(Source):
         v._commits, v._prs, v._direct = {}, [], []
         v._authors_before = v._authors_proc = None
         v._numstat_done = set()
+        v._line = None  # the clone's line starts at its own tip
         v.stats = {"commits_read": 0, "git_calls": 0}
         return v
 
     def author_first_seen(self) -> dict[str, datetime] | None:
-        """One `git log` over the whole history (no diffs): first commit time per author."""
+        """One `git log` over the whole history (no diffs): first commit time per author; read once."""
+        if self._first_seen is not None:
+            return self._first_seen
         seen: dict[str, datetime] = {}
         for rec in self._stream(["log", "--reverse", "--format=%x1e%an%x1f%ae%x1f%cI", self.tip]):
             parts = rec.strip().split(b"\x1f")
@@ -514,6 +531,7 @@ class GitSource(Source):
             for key in (parts[0].decode("utf-8", "replace").strip().lower(), parts[1].decode("utf-8", "replace").strip().lower()):
                 if key and (key not in seen or when < seen[key]):
                     seen[key] = when
+        self._first_seen = seen
         return seen
 
     def close(self) -> None:
