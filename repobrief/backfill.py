@@ -32,6 +32,7 @@ class BackfillResult:
     prs: int
     seconds: float
     workers: int
+    helpers: int = 0  # processes forked by workers for idle cores (see _IdleCores)
 
 
 def default_workers(settings: Settings, target: str, weeks: int, source_name: str | None = None) -> int:
@@ -97,51 +98,177 @@ def _indexed_source(target: str, settings: Settings, source_name: str | None, of
     return source
 
 
-def _write_weeks(job: tuple, windows: list[Window]):
-    """Yield (files written: 0/1, PRs) per week, oldest first."""
-    from .output import write_atomically
-    from .pipeline import generate_reports, output_name, render_report
+def _write_weeks(job: tuple, windows: list[Window], delegate=None):
+    """Yield (files written: 0/1, PRs) per week this process builds, oldest first."""
+    from .pipeline import generate_reports
 
     target, settings, out, formats, skip_empty, source_name, offline, now, source = job
     for rep in generate_reports(target, settings, windows, source_name=source_name, offline=offline, now=now,
-                                source=source):
-        if skip_empty and not rep.pull_requests:
-            yield 0, rep.stats["merged_prs"]
-            continue
-        write_atomically({out / output_name(rep, f): render_report(rep, f) for f in formats})
-        yield 1, rep.stats["merged_prs"]
+                                source=source, delegate=delegate):
+        yield _write_report(job, rep)
 
 
-def _split(windows: list[Window], n: int) -> list[list[Window]]:
-    size, extra = divmod(len(windows), n)
-    runs, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < extra else 0)
-        runs.append(windows[i:j])
-        i = j
-    return runs
+def _write_report(job: tuple, rep) -> tuple[int, int]:
+    from .output import write_atomically
+    from .pipeline import output_name, render_report
+
+    out, formats, skip_empty = job[2], job[3], job[4]
+    if skip_empty and not rep.pull_requests:
+        return 0, rep.stats["merged_prs"]
+    write_atomically({out / output_name(rep, f): render_report(rep, f) for f in formats})
+    return 1, rep.stats["merged_prs"]
 
 
-def _worker(job: tuple, windows: list[Window], queue) -> None:
+# Fewer weeks than this are not worth handing to a new process.
+MIN_WEEKS_TO_HAND_OVER = 4
+
+
+class _IdleCores:
+    """The `Delegate` of a worker: when another worker has finished (a core is idle)
+    and this one still has work, half of what is left goes to a helper process forked
+    here. Later parts are read by the helper itself; the rest of the part in hand is
+    built from the history already read, which the fork shares. A history's weeks do
+    not cost the same (later PRs are larger), so an even split of weeks alone leaves
+    one core idle at the end."""
+
+    def __init__(self, job: tuple, queue, idle) -> None:
+        self.job, self.queue, self.idle = job, queue, idle
+        self.helpers: list = []
+
+    def _claim(self, weeks: int) -> bool:
+        if weeks < MIN_WEEKS_TO_HAND_OVER or self.idle.value <= 0:
+            return False
+        with self.idle.get_lock():
+            if self.idle.value <= 0:
+                return False
+            self.idle.value -= 1
+            return True
+
+    def _start(self, target, *args) -> None:
+        proc = multiprocessing.get_context("fork").Process(target=_helper, args=(target, self.queue, self.idle, *args),
+                                                          daemon=False)
+        proc.start()
+        self.helpers.append(proc)
+        self.queue.put(("helper",))
+
+    def give_parts(self, parts: list[list[Window]]) -> int:
+        weeks = sum(len(p) for p in parts)
+        if len(parts) < 2 or not self._claim(weeks // 2):
+            return 0
+        n, given = 0, 0
+        while given < weeks // 2 and n < len(parts) - 1:  # whole parts from the end, about half the weeks
+            n += 1
+            given += len(parts[-n])
+        self._start(_write_run, self.job, [w for p in parts[-n:] for w in p])
+        return n
+
+    def give_weeks(self, weeks: list[Window], build) -> int:
+        n = len(weeks) // 2
+        if not self._claim(n):
+            return 0
+        self._start(_build_run, self.job, weeks[-n:], build)
+        return n
+
+    def join(self) -> None:
+        for proc in self.helpers:
+            proc.join()
+            if proc.exitcode != 0:
+                raise RepobriefError(f"a backfill helper process died (exit code {proc.exitcode})",
+                                     "run again with --workers 1 to see the error")
+
+
+def _write_run(job: tuple, windows: list[Window], queue, idle) -> None:
+    delegate = _IdleCores(job, queue, idle)
+    for w, p in _write_weeks(job, windows, delegate):
+        queue.put(("week", w, p))
+    _finish(delegate, idle)
+
+
+def _build_run(job: tuple, windows: list[Window], build, queue, idle) -> None:
+    for w in windows:
+        queue.put(("week", *_write_report(job, build(w))))
+    _finish(None, idle)
+
+
+def _finish(delegate: _IdleCores | None, idle) -> None:
+    """This process's own weeks are done: its core is free while it waits for its helpers."""
+    with idle.get_lock():
+        idle.value += 1
+    if delegate is not None:
+        delegate.join()
+
+
+def _helper(target, queue, idle, *args) -> None:
+    _stop_helpers_with_me()
+    _report_errors(queue, target, *args, queue, idle)
+
+
+def _report_errors(queue, fn, *args) -> bool:
+    """Run `fn`; an error goes to the parent through `queue` (True: it ran through)."""
     try:
-        for w, p in _write_weeks(job, windows):
-            queue.put(("week", w, p))
-        queue.put(("done",))
+        fn(*args)
+        return True
     except RepobriefError as e:
         queue.put(("error", type(e).__name__, e.message, e.hint, e.exit_code))
     except BaseException as e:  # noqa: BLE001 - reported by the parent, which exits non-zero
         queue.put(("crash", f"{type(e).__name__}: {e}", traceback.format_exc()))
+    return False
+
+
+# A week's cost in commits' worth of work, whatever it holds (its themes, composition, files).
+WEEK_COST = 10
+
+
+def _split(windows: list[Window], n: int, commits: list[int] | None = None) -> list[list[Window]]:
+    """`n` contiguous runs of about equal work: each week weighs `WEEK_COST` plus its
+    mainline commits when they are known (a history busy in some years and quiet in
+    others would otherwise load one worker with the busy years)."""
+    weights = [WEEK_COST + (c if commits else 0) for c in (commits or [0] * len(windows))]
+    total = sum(weights)
+    runs: list[list[Window]] = []
+    start = acc = 0
+    for i, w in enumerate(weights):
+        acc += w
+        left = n - len(runs) - 1  # runs still to cut after this one
+        # Cut when this run has its share, keeping at least one week for every later run.
+        if left and (acc >= total * (len(runs) + 1) / n or len(windows) - i - 1 == left):
+            runs.append(windows[start:i + 1])
+            start = i + 1
+    runs.append(windows[start:])
+    return runs
+
+
+def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
+    _stop_helpers_with_me()
+    if _report_errors(queue, _write_run, job, windows, queue, idle):
+        queue.put(("done",))
+
+
+def _stop_helpers_with_me() -> None:
+    """When the parent stops this process (another worker failed), its helpers stop too."""
+    import signal
+
+    def stop(signum, frame) -> None:
+        for child in multiprocessing.active_children():
+            child.terminate()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _parallel(job: tuple, windows: list[Window], workers: int, progress, started: float) -> BackfillResult:
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(job, run, queue), daemon=True) for run in _split(windows, workers)]
+    idle = ctx.Value("i", max(0, (os.cpu_count() or 1) - workers))  # cores no worker uses (now)
+    source = job[-1]
+    commits = source.commits_per_window(windows) if source is not None else None
+    # Not daemons: a worker may fork helpers (see _IdleCores); it stops them if it is stopped.
+    procs = [ctx.Process(target=_worker, args=(job, run, queue, idle)) for run in _split(windows, workers, commits)]
     for p in procs:
         p.start()
     if progress:  # only now: a progress display may start threads, which a fork must not copy
         progress(0, len(windows))
-    done = written = prs = finished = 0
+    done = written = prs = finished = helpers = 0
     try:
         while finished < len(procs):
             try:
@@ -160,6 +287,8 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
                     progress(done, len(windows))
             elif msg[0] == "done":
                 finished += 1
+            elif msg[0] == "helper":
+                helpers += 1
             elif msg[0] == "error":  # the same error, raised here as if the run were in-process
                 from . import errors
 
@@ -174,4 +303,4 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
             if p.is_alive():
                 p.terminate()
             p.join()
-    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers)
+    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers, helpers)

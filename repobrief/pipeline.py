@@ -11,6 +11,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from .aggregate import build_facts
 from .analysis.classify import Classified, classify
@@ -132,10 +133,13 @@ def generate_reports(
     store=None,
     now: datetime | None = None,
     source=None,
+    delegate: Delegate | None = None,
 ):
     """Reports for many weeks from one read of the history (backfill). Yields
     `Report`s oldest first; trends come from the same in-memory history. `source`:
     one already opened (and indexed) to use instead of opening `target`.
+    `delegate`: offered the weeks still to do, it may take a tail of them over
+    (see `Delegate`); their reports are then not yielded here.
 
     A source that can be read in parts (`view`, the git source) is read
     `PART_WEEKS` weeks at a time, each part with its baseline, while the previous
@@ -154,31 +158,77 @@ def generate_reports(
         if hasattr(source, "view"):  # each part ends where its weeks do, not at the branch head
             tips = source.mainline_tips([p[-1].end for p in parts])
             views = [source.view(t) if t else None for t in tips]  # None: nothing was merged yet
-        from concurrent.futures import ThreadPoolExecutor
+        first_seen = _Background(source.author_first_seen)
+        pending = _Background(_read_part, views[0], settings, parts[0], store, enrich_github, offline, source)
+        done = k = 0
+        while k < len(parts):
+            span, diffs = pending.result()
+            seen = first_seen.result()
+            # No thread runs here: a delegate may fork a process that reads later parts itself.
+            if delegate is not None and k + 1 < len(parts):
+                del parts[len(parts) - delegate.give_parts(parts[k + 1:]):]
+            last = k + 1 == len(parts)
+            if not last:  # the next part is read while this one is built
+                pending = _Background(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
+                                      source)
 
-        with ThreadPoolExecutor(2) as pool:
-            first_seen = pool.submit(source.author_first_seen)
-            pending = pool.submit(_read_part, views[0], settings, parts[0], store, enrich_github, offline, source)
-            done = 0
-            for k, part in enumerate(parts):
-                span, diffs = pending.result()
-                if k + 1 < len(parts):  # the next part is read while this one is built
-                    pending = pool.submit(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
-                                          source)
-                seen = first_seen.result()
-                for w in part:
-                    earlier = _SeenBefore(seen, w.start) if seen is not None else None
-                    yield build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier,
-                                     diffs=diffs)
-                    done += 1
-                    if progress:
-                        progress("weeks", done, len(windows))
-                if views[k] not in (None, source):
-                    views[k].close()
-                views[k] = None  # let the part's history go before the next one is read
-                del span, diffs
+            def build(w: Window, span=span, diffs=diffs, seen=seen) -> Report:
+                earlier = _SeenBefore(seen, w.start) if seen is not None else None
+                return build_week(span, engine, w, store=store, now=now, clock=_Clock(), earlier_authors=earlier,
+                                  diffs=diffs)
+
+            todo = list(parts[k])
+            while todo:
+                yield build(todo.pop(0))
+                done += 1
+                if progress:
+                    progress("weeks", done, len(windows))
+                if delegate is not None and last and todo:  # a process forked here builds from this span
+                    del todo[len(todo) - delegate.give_weeks(todo, build):]
+            if views[k] not in (None, source):
+                views[k].close()
+            views[k] = None  # let the part's history go before the next one is read
+            del span, diffs, build
+            k += 1
     finally:
         source.close()
+
+
+class Delegate(Protocol):
+    """Takes work over from `generate_reports` (the backfill's idle cores). Each method
+    returns how many trailing items it took; it is called only while no thread of
+    `generate_reports` runs, so it may fork."""
+
+    def give_parts(self, parts: list[list[Window]]) -> int:
+        """Offered the parts not read yet (weeks per part, in order)."""
+
+    def give_weeks(self, weeks: list[Window], build: Callable[[Window], Report]) -> int:
+        """Offered the rest of the last part, read already: `build` makes a week's report."""
+
+
+class _Background:
+    """A call run in a thread of its own, joined for its result (a pool would keep
+    idle threads alive between calls, which a delegate's fork must not copy)."""
+
+    def __init__(self, fn, *args) -> None:
+        import threading
+
+        self._out: tuple = ()
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args) -> None:
+        try:
+            self._out = (fn(*args), None)
+        except BaseException as e:  # noqa: BLE001 - re-raised by result()
+            self._out = (None, e)
+
+    def result(self):
+        self._thread.join()
+        value, error = self._out
+        if error is not None:
+            raise error
+        return value
 
 
 def _read_part(source, settings: Settings, part: list[Window], store, enrich_github: str | None,

@@ -127,3 +127,60 @@ def test_merge_history_read_in_parts_gives_the_single_reports(flask_repo, tmp_pa
 
 def _identity(pr) -> tuple:
     return pr.number, pr.author, pr.author_email, pr.lines_added, pr.lines_deleted, pr.via, pr.sha
+
+
+def test_weeks_are_split_into_runs_of_equal_work():
+    """Workers get contiguous runs of weeks with about equal commits, so a history busy in
+    its last year does not leave one worker with all of it; no run is ever empty."""
+    from repobrief.backfill import WEEK_COST, _split
+    from repobrief.window import parse_timezone, week_range
+
+    weeks = week_range("2025-W01", "2025-W20", parse_timezone("UTC"))
+    runs = _split(weeks, 2)
+    assert [len(r) for r in runs] == [10, 10] and [w for r in runs for w in r] == weeks
+    busy_end = [0] * 15 + [100] * 5  # quiet, then five busy weeks
+    runs = _split(weeks, 2, busy_end)
+    assert [w for r in runs for w in r] == weeks
+    work = [sum(WEEK_COST + c for c in busy_end[weeks.index(r[0]):weeks.index(r[-1]) + 1]) for r in runs]
+    assert len(runs[0]) > 15 and max(work) < 0.6 * sum(work)
+    assert [len(r) for r in _split(weeks[:3], 3, [500, 0, 0])] == [1, 1, 1]
+    assert all(_split(weeks[:4], 3, [0, 0, 0, 900]))
+
+
+def test_idle_cores_take_over_weeks_and_every_week_is_written_once(verl_repo, tmp_path, monkeypatch):
+    """With cores to spare, workers hand the second half of what is left to helper
+    processes (later parts they read themselves, the rest of a part from the history
+    already read); the weeks written are still exactly the single reports."""
+    from repobrief import backfill, pipeline
+
+    monkeypatch.setattr(pipeline, "PART_WEEKS", 3)
+    monkeypatch.setattr(backfill, "MIN_WEEKS_TO_HAND_OVER", 1)
+    monkeypatch.setattr(backfill.os, "cpu_count", lambda: 6)  # four idle cores beside the two workers
+    span = ("--from", "2026-W07", "--to", "2026-W26", "--format", "json")
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "two"), "--workers", "2")
+    assert code == 0, err
+    assert "20 weeks written" in err and "(2 workers + " in err and " helper" in err
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "one"), "--workers", "1")
+    assert code == 0, err
+    two, one = _week_files(tmp_path / "two"), _week_files(tmp_path / "one")
+    assert len(two) == 20 and two == one
+
+
+def test_a_failing_helper_fails_the_backfill_with_its_error(verl_repo, tmp_path, monkeypatch):
+    from repobrief import backfill, pipeline
+    from repobrief.errors import SourceError
+
+    monkeypatch.setattr(pipeline, "PART_WEEKS", 3)
+    monkeypatch.setattr(backfill, "MIN_WEEKS_TO_HAND_OVER", 1)
+    monkeypatch.setattr(backfill.os, "cpu_count", lambda: 6)
+    real = backfill._write_report
+
+    def fail_last_week(job, rep):
+        if rep.week == "2026-W26":  # the last week: a helper's, as helpers take the tail
+            raise SourceError("disk full while writing 2026-W26", "free some space")
+        return real(job, rep)
+
+    monkeypatch.setattr(backfill, "_write_report", fail_last_week)
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W07", "--to", "2026-W26",
+                           "--out", str(tmp_path / "o"), "--workers", "2")
+    assert code == 4 and err.count("disk full while writing 2026-W26") == 1 and "free some space" in err

@@ -69,6 +69,7 @@ def backfill(
     if not quiet:
         typer.echo(
             f"{res.weeks} weeks ({weeks[0].label} to {weeks[-1].label}), {res.prs} PRs, {res.written} weeks written "
-            f"to {out} in {res.seconds:.1f} s ({res.workers} worker{'s' if res.workers > 1 else ''})",
+            f"to {out} in {res.seconds:.1f} s ({res.workers} worker{'s' if res.workers > 1 else ''}"
+            f"{f' + {res.helpers} helper' + ('s' if res.helpers > 1 else '') if res.helpers else ''})",
             err=True,
         )

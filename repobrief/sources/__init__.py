@@ -57,6 +57,11 @@ class Source(ABC):
         """Read the cheap facts about the whole history that many weeks share (e.g.
         `author_first_seen`) now, once: a backfill calls it before forking its workers."""
 
+    def commits_per_window(self, windows: list[Window]) -> list[int] | None:
+        """How many changes each window holds, from what `index` read (None: unknown);
+        a backfill balances its workers with it."""
+        return None
+
     def read_diffs(
         self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
     ) -> dict[int, str]:

@@ -486,6 +486,13 @@ class GitSource(Source):
             self._line = line
         return self._line
 
+    def commits_per_window(self, windows: list[Window]) -> list[int]:
+        """Mainline commits (PRs and direct commits) per window, from the first-parent line."""
+        from bisect import bisect_left
+
+        times = sorted(t for t, _ in self._first_parent_line())
+        return [bisect_left(times, w.end.timestamp()) - bisect_left(times, w.start.timestamp()) for w in windows]
+
     def mainline_tips(self, ends: list[datetime]) -> list[str | None]:
         """For each time in `ends`, the newest commit of the first-parent line committed
         before it (None: none), from one `git log --first-parent` without diffs."""
