@@ -109,7 +109,8 @@ def parse_title(title: str) -> ParsedTitle:
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.+?)\s*#*\s*$")
 _CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
-_BREAKING_FOOTER = re.compile(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", re.M)
+# A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
+_BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
 
 WHAT_HEADINGS = ("what does this pr do", "what this pr does", "summary", "description", "what", "changes", "overview", "purpose", "what changed", "motivation", "why", "background", "design & code changes", "design and code changes", "api and usage example")
 TEST_HEADINGS = ("test", "tests", "testing", "test plan", "test result", "test results", "how was this tested", "how has this been tested", "validation")
@@ -214,7 +215,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
             what.append(content)
     text = "\n\n".join(kept).strip()
-    m = _BREAKING_FOOTER.search(body) if "BREAKING" in body else None
+    m = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
     return CleanBody(
         text=text,

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repobrief.conventions import (
-    _BREAKING_FOOTER,
     _CHECK_ITEM,
     _HEADING,
     _HTML_COMMENT,
@@ -66,7 +65,7 @@ def reference(body: str) -> tuple:
             tests.append(content)
         elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
             what.append(content)
-    m = _BREAKING_FOOTER.search(body)
+    m = re.search(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", body, re.M)
     return ("\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(),
             m.group(1).strip() if m else None, checked, issue_refs(body), headings)
 
