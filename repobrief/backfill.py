@@ -125,11 +125,12 @@ MIN_WEEKS_TO_HAND_OVER = 4
 
 class _IdleCores:
     """The `Delegate` of a worker: when another worker has finished (a core is idle)
-    and this one still has work, half of what is left goes to a helper process forked
-    here. Later parts are read by the helper itself; the rest of the part in hand is
-    built from the history already read, which the fork shares. A history's weeks do
-    not cost the same (later PRs are larger), so an even split of weeks alone leaves
-    one core idle at the end."""
+    and this one still has work, half of what is left goes to another process. Later
+    parts go to a new worker that the parent forks from its own small heap (forked
+    from here, it would keep a copy of this worker's history). The rest of the part in
+    hand goes to a helper forked here, which builds it from the history already read.
+    A history's weeks do not cost the same (later PRs are larger), so an even split of
+    weeks alone leaves a core idle at the end."""
 
     def __init__(self, job: tuple, queue, idle) -> None:
         self.job, self.queue, self.idle = job, queue, idle
@@ -144,13 +145,6 @@ class _IdleCores:
             self.idle.value -= 1
             return True
 
-    def _start(self, target, *args) -> None:
-        proc = multiprocessing.get_context("fork").Process(target=_helper, args=(target, self.queue, self.idle, *args),
-                                                          daemon=False)
-        proc.start()
-        self.helpers.append(proc)
-        self.queue.put(("helper",))
-
     def give_parts(self, parts: list[list[Window]]) -> int:
         weeks = sum(len(p) for p in parts)
         if len(parts) < 2 or not self._claim(weeks // 2):
@@ -159,14 +153,18 @@ class _IdleCores:
         while given < weeks // 2 and n < len(parts) - 1:  # whole parts from the end, about half the weeks
             n += 1
             given += len(parts[-n])
-        self._start(_write_run, self.job, [w for p in parts[-n:] for w in p])
+        self.queue.put(("worker", [w for p in parts[-n:] for w in p]))  # the parent starts it
         return n
 
     def give_weeks(self, weeks: list[Window], build) -> int:
         n = len(weeks) // 2
         if not self._claim(n):
             return 0
-        self._start(_build_run, self.job, weeks[-n:], build)
+        proc = multiprocessing.get_context("fork").Process(target=_helper, args=(self.job, weeks[-n:], build, self.queue,
+                                                                                 self.idle))
+        proc.start()
+        self.helpers.append(proc)
+        self.queue.put(("helper",))
         return n
 
     def join(self) -> None:
@@ -177,30 +175,51 @@ class _IdleCores:
                                      "run again with --workers 1 to see the error")
 
 
-def _write_run(job: tuple, windows: list[Window], queue, idle) -> None:
+def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
+    _stop_helpers_with_me()
     delegate = _IdleCores(job, queue, idle)
-    for w, p in _write_weeks(job, windows, delegate):
-        queue.put(("week", w, p))
-    _finish(delegate, idle)
 
-
-def _build_run(job: tuple, windows: list[Window], build, queue, idle) -> None:
-    for w in windows:
-        queue.put(("week", *_write_report(job, build(w))))
-    _finish(None, idle)
-
-
-def _finish(delegate: _IdleCores | None, idle) -> None:
-    """This process's own weeks are done: its core is free while it waits for its helpers."""
-    with idle.get_lock():
-        idle.value += 1
-    if delegate is not None:
+    def run() -> None:
+        for w, p in _write_weeks(job, windows, delegate):
+            queue.put(("week", w, p))
+        _finish(idle)
         delegate.join()
 
+    if _report_errors(queue, run):
+        queue.put(("done",))
 
-def _helper(target, queue, idle, *args) -> None:
+
+def _helper(job: tuple, windows: list[Window], build, queue, idle) -> None:
+    """Builds the weeks a worker handed over from the history it had read (a fork of it)."""
+    import gc
+
+    gc.freeze()  # the collector must not walk (and so copy) the pages shared with the worker
     _stop_helpers_with_me()
-    _report_errors(queue, target, *args, queue, idle)
+
+    def run() -> None:
+        for w in windows:
+            queue.put(("week", *_write_report(job, build(w))))
+        _finish(idle)
+
+    _report_errors(queue, run)
+
+
+def _finish(idle) -> None:
+    """This process's own weeks are done: its core is free (while it waits for its helpers)."""
+    with idle.get_lock():
+        idle.value += 1
+
+
+def _stop_helpers_with_me() -> None:
+    """When the parent stops this process (another worker failed), its helpers stop too."""
+    import signal
+
+    def stop(signum, frame) -> None:
+        for child in multiprocessing.active_children():
+            child.terminate()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _report_errors(queue, fn, *args) -> bool:
@@ -238,35 +257,22 @@ def _split(windows: list[Window], n: int, commits: list[int] | None = None) -> l
     return runs
 
 
-def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
-    _stop_helpers_with_me()
-    if _report_errors(queue, _write_run, job, windows, queue, idle):
-        queue.put(("done",))
-
-
-def _stop_helpers_with_me() -> None:
-    """When the parent stops this process (another worker failed), its helpers stop too."""
-    import signal
-
-    def stop(signum, frame) -> None:
-        for child in multiprocessing.active_children():
-            child.terminate()
-        os._exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
-
-
 def _parallel(job: tuple, windows: list[Window], workers: int, progress, started: float) -> BackfillResult:
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     idle = ctx.Value("i", max(0, (os.cpu_count() or 1) - workers))  # cores no worker uses (now)
     source = job[-1]
     commits = source.commits_per_window(windows) if source is not None else None
-    # Not daemons: a worker may fork helpers (see _IdleCores); it stops them if it is stopped.
-    procs = [ctx.Process(target=_worker, args=(job, run, queue, idle)) for run in _split(windows, workers, commits)]
-    for p in procs:
-        p.start()
-    if progress:  # only now: a progress display may start threads, which a fork must not copy
+    procs: list = []
+
+    def start(run: list[Window]) -> None:
+        # Not a daemon: a worker may fork helpers (see _IdleCores); it stops them if it is stopped.
+        procs.append(ctx.Process(target=_worker, args=(job, run, queue, idle)))
+        procs[-1].start()
+
+    for run in _split(windows, workers, commits):
+        start(run)
+    if progress:  # workers are started later too: `progress` must not start threads (a fork would copy their locks)
         progress(0, len(windows))
     done = written = prs = finished = helpers = 0
     try:
@@ -288,6 +294,9 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
             elif msg[0] == "done":
                 finished += 1
             elif msg[0] == "helper":
+                helpers += 1
+            elif msg[0] == "worker":  # a worker hands later parts over to a core that became idle
+                start(msg[1])
                 helpers += 1
             elif msg[0] == "error":  # the same error, raised here as if the run were in-process
                 from . import errors

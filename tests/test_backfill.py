@@ -156,10 +156,23 @@ def test_idle_cores_take_over_weeks_and_every_week_is_written_once(verl_repo, tm
     monkeypatch.setattr(pipeline, "PART_WEEKS", 3)
     monkeypatch.setattr(backfill, "MIN_WEEKS_TO_HAND_OVER", 1)
     monkeypatch.setattr(backfill.os, "cpu_count", lambda: 6)  # four idle cores beside the two workers
+    handed = tmp_path / "handed-over"
+    for kind in ("give_parts", "give_weeks"):  # note, from whichever process, what was handed over
+        real = getattr(backfill._IdleCores, kind)
+
+        def spy(self, *args, _real=real, _kind=kind):
+            n = _real(self, *args)
+            if n:
+                with open(handed, "a") as f:
+                    f.write(f"{_kind}\n")
+            return n
+
+        monkeypatch.setattr(backfill._IdleCores, kind, spy)
     span = ("--from", "2026-W07", "--to", "2026-W26", "--format", "json")
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "two"), "--workers", "2")
     assert code == 0, err
     assert "20 weeks written" in err and "(2 workers + " in err and " helper" in err
+    assert set(handed.read_text().split()) == {"give_parts", "give_weeks"}  # both ways were taken
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, *span, "--out", str(tmp_path / "one"), "--workers", "1")
     assert code == 0, err
     two, one = _week_files(tmp_path / "two"), _week_files(tmp_path / "one")

@@ -48,17 +48,17 @@ def backfill(
     show = not quiet and sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
-        # The bar (and its refresh thread) starts at the first call, which `backfill`
-        # makes after forking its workers: a fork must not copy a thread's locks.
+        # Redrawn on each call, without rich's refresh thread: `backfill` forks workers
+        # while it runs, and a fork must not copy a thread's locks.
         nonlocal bar
         if show and bar is None:
             from rich.progress import Progress
 
-            bar = Progress(transient=True)
+            bar = Progress(transient=True, auto_refresh=False)
             bar.start()
             bar.add_task("weeks", total=total)
         if bar is not None:
-            bar.update(bar.task_ids[0], completed=done)
+            bar.update(bar.task_ids[0], completed=done, refresh=True)
 
     try:
         res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
