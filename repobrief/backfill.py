@@ -69,6 +69,7 @@ def backfill(
         workers = 1  # the workers inherit the settings and windows by fork
     job = (target, settings, out, formats, skip_empty, source_name, offline, now, None)
     if workers == 1:
+        _one_malloc_arena()
         if progress:
             progress(0, len(windows))
         done = written = prs = 0
@@ -177,6 +178,7 @@ class _IdleCores:
 
 def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
     _stop_helpers_with_me()
+    _one_malloc_arena()
     delegate = _IdleCores(job, queue, idle)
 
     def run() -> None:
@@ -202,6 +204,22 @@ def _helper(job: tuple, windows: list[Window], build, queue, idle) -> None:
         _finish(idle)
 
     _report_errors(queue, run)
+
+
+def _one_malloc_arena() -> None:
+    """glibc gives each new thread a malloc arena of its own, and a worker reads each part
+    in a new thread: freed memory spread over several arenas was not reused, and a
+    worker grew by ~1 MB a part (100,000 commits: 150 MB instead of 110 MB). Python
+    allocates under its GIL anyway, so one arena costs no speed. Elsewhere: nothing."""
+    import ctypes
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
 
 
 def _finish(idle) -> None:

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -129,7 +130,7 @@ class GitSource(Source):
         self._authors_before: tuple[datetime, set[str]] | None = None
         self._numstat_done: set[str] = set()
         self._authors_proc: tuple[datetime, subprocess.Popen] | None = None
-        self._line: list[tuple[int, str]] | None = None  # see index()
+        self._line: tuple[array, bytes] | None = None  # see index()
         self._first_seen: dict[str, datetime] | None = None
         self.stats = {"commits_read": 0, "git_calls": 3}
 
@@ -158,8 +159,8 @@ class GitSource(Source):
 
     # ------------------------------------------------------------------ reading the log
 
-    def _stream(self, args: list[str], stdin: bytes | None = None) -> Iterator[bytes]:
-        """Run `git log …` and yield its \\x1e-separated records as they arrive."""
+    def _stream(self, args: list[str], stdin: bytes | None = None, sep: bytes = b"\x1e") -> Iterator[bytes]:
+        """Run `git log …` and yield its `sep`-separated records as they arrive."""
         try:
             proc = subprocess.Popen(
                 ["git", "-C", str(self.path), *args],
@@ -179,7 +180,7 @@ class GitSource(Source):
         buf = b""
         for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):
             buf += chunk
-            records = buf.split(b"\x1e")
+            records = buf.split(sep)
             buf = records.pop()
             yield from records
         yield buf
@@ -475,28 +476,32 @@ class GitSource(Source):
         forked workers then share to find the tips of their parts."""
         self._first_parent_line()
 
-    def _first_parent_line(self) -> list[tuple[int, str]]:
-        """(commit time, sha) of the first-parent line from the tip, newest first; read once."""
+    def _first_parent_line(self) -> tuple[array, bytes]:
+        """Commit times and binary shas (20 bytes each) of the first-parent line from the
+        tip, newest first; read once, kept compact (a backfill's workers share it)."""
         if self._line is None:
-            line = []
-            for rec in self._stream(["log", "--first-parent", "--format=%x1e%H %ct", self.tip]):
-                sha, _, ts = rec.strip().partition(b" ")
-                if ts:
-                    line.append((int(ts), sha.decode()))
-            self._line = line
+            times, shas = array("q"), bytearray()
+            # Line by line: the whole output split at once was 10 MB of small objects for
+            # 100,000 commits, which stayed in the heap the workers inherit.
+            for rec in self._stream(["rev-list", "--first-parent", "--timestamp", self.tip], sep=b"\n"):
+                ts, _, sha = rec.partition(b" ")
+                if sha:
+                    times.append(int(ts))
+                    shas += bytes.fromhex(sha.decode("ascii"))
+            self._line = (times, bytes(shas))
         return self._line
 
     def commits_per_window(self, windows: list[Window]) -> list[int]:
         """Mainline commits (PRs and direct commits) per window, from the first-parent line."""
         from bisect import bisect_left
 
-        times = sorted(t for t, _ in self._first_parent_line())
+        times = sorted(self._first_parent_line()[0])
         return [bisect_left(times, w.end.timestamp()) - bisect_left(times, w.start.timestamp()) for w in windows]
 
     def mainline_tips(self, ends: list[datetime]) -> list[str | None]:
         """For each time in `ends`, the newest commit of the first-parent line committed
         before it (None: none), from one `git log --first-parent` without diffs."""
-        line = self._first_parent_line()
+        times, shas = self._first_parent_line()
         # For each end, the newest position on the line with an earlier time: every newer
         # position is merged at or after `end` (times on the line need not be monotonic).
         # A later end's position is never older than an earlier end's: one sweep serves all.
@@ -504,9 +509,9 @@ class GitSource(Source):
         i = 0
         for end in sorted(set(ends), reverse=True):
             limit = end.timestamp()
-            while i < len(line) and line[i][0] >= limit:
+            while i < len(times) and times[i] >= limit:
                 i += 1
-            tips[end] = line[i][1] if i < len(line) else None
+            tips[end] = shas[20 * i:20 * i + 20].hex() if i < len(times) else None
         return [tips[end] for end in ends]
 
     def view(self, tip: str) -> GitSource:
