@@ -14,12 +14,21 @@ from repobrief.conventions import (
     _HEADING,
     _HTML_COMMENT,
     _PLACEHOLDER,
+    _REF_BEFORE,
     DROP_HEADINGS,
     TEST_HEADINGS,
     WHAT_HEADINGS,
     clean_body,
-    issue_refs,
 )
+
+
+def reference_refs(body: str) -> list[int]:
+    """Issue numbers: `#N` after a linking word, and issue URLs, in one left-to-right scan."""
+    refs = set()
+    for m in re.finditer(r"#(\d+)|/issues/(\d+)", body):
+        if m.group(2) or _REF_BEFORE.search(body, max(0, m.start() - 60), m.start()):
+            refs.add(int(m.group(1) or m.group(2)))
+    return sorted(refs)
 
 
 def reference(body: str) -> tuple:
@@ -67,7 +76,7 @@ def reference(body: str) -> tuple:
             what.append(content)
     m = re.search(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", body, re.M)
     return ("\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(),
-            m.group(1).strip() if m else None, checked, issue_refs(body), headings)
+            m.group(1).strip() if m else None, checked, reference_refs(body), headings)
 
 
 def _fields(body: str) -> tuple:
@@ -81,7 +90,8 @@ TEMPLATE_LINES = [
     "none", "TODO", "---", "-", "- If this PR is", "- `{x}`", "text line", "  indented text  ", "#NoSpace", "#",
     "# add code snippet here", "### Test", "## Checklist", "## What does this PR do?", "## **Summary**",
     "BREAKING CHANGE: renamed x", "fixes #12", "Closes #9 see /issues/7", "a\r", "\x0bvt", "\u00a0nbsp", "#  ",
-    "text ``` inline", "<!-- hidden -->", "<!-- open", "close -->",
+    "text ``` inline", "<!-- hidden -->", "<!-- open", "close -->", "see https://x/y/issues/31#issuecomment-1",
+    "Fixes #7, related to org/repo#8", "#12 without a word", "/issues/#9",
 ]
 
 
