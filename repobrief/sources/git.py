@@ -472,9 +472,15 @@ class GitSource(Source):
         return self._release
 
     def index(self) -> None:
-        """The first-parent line with commit times (one `git log` without diffs), which
-        forked workers then share to find the tips of their parts."""
-        self._first_parent_line()
+        """The first-parent line with commit times and the authors' first commits, read
+        at once (two `git log`s without diffs): forked workers share both instead of
+        each reading them. The thread has ended when this returns (so a fork may follow)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            seen = pool.submit(self.author_first_seen)
+            self._first_parent_line()
+            seen.result()
 
     def _first_parent_line(self) -> tuple[array, bytes]:
         """Commit times and binary shas (20 bytes each) of the first-parent line from the
