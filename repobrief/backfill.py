@@ -1,9 +1,12 @@
 """Backfill: write the report of every week of a span, on all cores.
 
-The weeks are cut into contiguous runs, one per worker process; each worker
-reads its run with `generate_reports` (one pass over that part of the history,
-in parts of `PART_WEEKS` weeks) and renders and writes its own files, so only
-progress crosses between processes. One worker runs in-process.
+The parent indexes the clone once (first-parent line, authors' first commits)
+and cuts the weeks into contiguous runs of about equal commits, one per worker
+process; each worker reads its run with `generate_reports` (one pass over that
+part of the history, in parts of `PART_WEEKS` weeks) and renders and writes its
+own files, so only progress crosses between processes. When a worker finishes
+early, the others hand half of what they have left to the idle core (see
+`_IdleCores`). One worker runs in-process.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class BackfillResult:
     prs: int
     seconds: float
     workers: int
-    helpers: int = 0  # processes forked by workers for idle cores (see _IdleCores)
+    helpers: int = 0  # processes started for cores that became idle (see _IdleCores)
 
 
 def default_workers(settings: Settings, target: str, weeks: int, source_name: str | None = None) -> int:
@@ -69,7 +72,6 @@ def backfill(
         workers = 1  # the workers inherit the settings and windows by fork
     job = (target, settings, out, formats, skip_empty, source_name, offline, now, None)
     if workers == 1:
-        _one_malloc_arena()
         if progress:
             progress(0, len(windows))
         done = written = prs = 0
