@@ -81,6 +81,9 @@ def backfill(
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1)
     source = _indexed_source(target, settings, source_name, offline)
+    from .pipeline import resolve_target, warm_up
+
+    warm_up({resolve_target(target, source_name)[0]}, {settings.engine}, set(formats), {settings.language})
     try:
         return _parallel((*job[:-1], source), windows, workers, progress, started)
     finally:

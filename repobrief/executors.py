@@ -124,31 +124,12 @@ class ThreadExecutor(_PoolExecutor):
 
 
 def _warm_imports(jobs: Sequence[RepoJob]) -> None:
-    """Import and load what every job needs once, before forking, so each worker does
-    not: modules, message catalogs, and compiled templates (the first Markdown
-    render of a process costs more than the rendering itself)."""
-    from . import pipeline, serialize  # noqa: F401
-    from .i18n import catalog
-    from .registry import ENGINES, RENDERERS, SOURCES
+    """Import and load what every job needs once, before forking, so each worker does not."""
+    from .pipeline import warm_up
 
-    formats: set[str] = set()
-    for job in jobs:
-        for name in {"git", job.target.partition(":")[0]} & set(SOURCES.names()):
-            SOURCES.get(name)
-        ENGINES.get(job.settings.engine)
-        for fmt in job.formats:
-            RENDERERS.get(fmt)
-        formats.update(job.formats)
-        for lang in {*job.languages, *job.extra_languages}:
-            catalog(lang)
-    from .render import template_environment
-
-    if "md" in formats:
-        template_environment().get_template("report.md.j2")
-    if "html" in formats:
-        from .render.html import environment
-
-        environment().get_template("report.html.j2")
+    warm_up({name for job in jobs for name in ("git", job.target.partition(":")[0])},
+            {job.settings.engine for job in jobs}, {f for job in jobs for f in job.formats},
+            {lang for job in jobs for lang in (*job.languages, *job.extra_languages)})
 
 
 __all__ = ["Executor", "LocalExecutor", "SerialExecutor", "ThreadExecutor"]

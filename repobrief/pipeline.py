@@ -453,6 +453,32 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     return report
 
 
+def warm_up(sources: set[str], engines: set[str], formats: set[str], languages: set[str]) -> None:
+    """Import and load what reports of these kinds need, once, before a process forks its
+    workers, so each does not: modules, message catalogs, and compiled templates (the
+    first Markdown render of a process costs more than the rendering itself)."""
+    from . import serialize  # noqa: F401
+
+    for name in sources & set(SOURCES.names()):
+        SOURCES.get(name)
+    for name in engines:
+        ENGINES.get(name)
+    for fmt in formats:
+        RENDERERS.get(fmt)
+    for lang in languages:
+        catalog(lang)
+    from .compose import compose_offline  # noqa: F401 - engines import it at their first composition
+
+    if "md" in formats:
+        from .render import template_environment
+
+        template_environment().get_template("report.md.j2")
+    if "html" in formats:
+        from .render.html import environment
+
+        environment().get_template("report.html.j2")
+
+
 def render_report(report: Report, fmt: str) -> str:
     """The report in one format (`md`, `json`, and any registered renderer)."""
     return RENDERERS.get(fmt)(report)
