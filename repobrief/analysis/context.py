@@ -7,6 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..config import Settings
@@ -32,26 +33,26 @@ class AnalysisContext:
     source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
 
     def core_hits(self, pr: PullRequest) -> list[str]:
-        """The core paths a PR touches (each path checked once per report)."""
-        cache = self.__dict__.setdefault("_core_cache", {})
+        """The core paths a PR touches."""
+        core = tuple(self.core_paths)
         hits = set()
         for f in pr.files:
-            got = cache.get(f.path)
-            if got is None:
-                got = cache[f.path] = tuple(cp for cp in self.core_paths if fk.path_matches(f.path, [cp]))
-            hits.update(got)
+            hits.update(_core_matches(f.path, core))
         return sorted(hits)
 
     def is_core(self, path: str) -> bool:
-        cache = self.__dict__.setdefault("_core_cache", {})
-        got = cache.get(path)
-        if got is None:
-            got = cache[path] = tuple(cp for cp in self.core_paths if fk.path_matches(path, [cp]))
-        return bool(got)
+        return bool(_core_matches(path, tuple(self.core_paths)))
 
     @property
     def project(self) -> str:
         return self.repository.rsplit("/", 1)[-1].lower()
+
+
+@lru_cache(maxsize=1 << 13)
+def _core_matches(path: str, core_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The core paths `path` lies under; cached across reports, since consecutive weeks
+    mostly share both their core paths and their changed files."""
+    return tuple(cp for cp in core_paths if fk.path_matches(path, [cp]))
 
 
 def percentile(sorted_values: list[int], x: int) -> float:
