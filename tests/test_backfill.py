@@ -197,3 +197,31 @@ def test_a_failing_helper_fails_the_backfill_with_its_error(verl_repo, tmp_path,
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W07", "--to", "2026-W26",
                            "--out", str(tmp_path / "o"), "--workers", "2")
     assert code == 4 and err.count("disk full while writing 2026-W26") == 1 and "free some space" in err
+
+
+def test_a_commit_dated_out_of_order_is_not_lost_by_the_backfill_read(tmp_path):
+    """A backfill reads line counts with a first-parent walk from the calibration weeks
+    on and the baseline before them up to that date. A commit dated in the future of
+    its neighbours, deep in the baseline, is in neither walk; the read notices the gap
+    in the line and reads the structure in full, as a single report does."""
+    from gitrepo import GitRepoBuilder
+
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    b = GitRepoBuilder(tmp_path / "r")
+    day = 0
+    for n in range(1, 18):  # a PR every week from 2025-12-01 on; #5 (early January) is dated 2026-03-18
+        when = "2026-03-18T10:00:00+00:00" if n == 5 else f"2025-12-{1 + day:02d}T10:00:00+00:00" if day < 31 else \
+            f"2026-{1 + (day - 31) // 31:02d}-{1 + (day - 31) % 31:02d}T10:00:00+00:00"
+        b.commit(f"feat: change {n} (#{n})", when, {f"m{n}.py": "x\n" * n})
+        day += 7
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    weeks = week_range("2026-W12", "2026-W14", parse_timezone("UTC"))
+    backfilled = {r.week: r for r in pipeline.generate_reports(str(b.path), settings, weeks)}
+    assert 5 in [p.number for p in backfilled["2026-W12"].pull_requests]
+    for w in weeks:
+        single = pipeline.generate_report(str(b.path), settings, w)
+        assert _stable(json.loads(render(backfilled[w.label]))) == _stable(json.loads(render(single))), w.label

@@ -241,9 +241,21 @@ class GitSource(Source):
         self._numstat_done = set(commits)
         for sha, c in baseline.items():
             commits.setdefault(sha, c)
-        if any(len(c.parents) > 1 for c in commits.values()):
-            self._read_log(commits, [f"--since={_slack(since)}"])  # merges: their side lines too
+        # The full structure pass when the history has merges (their side lines), or when
+        # the line does not hold together: a commit dated after `lines_from` but sitting
+        # below where the line-count pass stopped is left out by both passes above.
+        if any(len(c.parents) > 1 for c in commits.values()) or not self._line_holds(commits):
+            self._read_log(commits, [f"--since={_slack(since)}"])
         self._loaded(commits, since)
+
+    def _line_holds(self, commits: dict[str, _RawCommit]) -> bool:
+        """Every commit read lies on the first-parent line from the tip without a gap."""
+        sha, n = self.tip, 0
+        while sha in commits:
+            n += 1
+            parents = commits[sha].parents
+            sha = parents[0] if parents else None
+        return n == len(commits)
 
     def _mainline(self) -> list[_RawCommit]:
         """The default branch's first-parent line, oldest first, as far as it was read."""
@@ -473,8 +485,9 @@ class GitSource(Source):
 
     def index(self) -> None:
         """The first-parent line with commit times and the authors' first commits, read
-        at once (two `git log`s without diffs): forked workers share both instead of
-        each reading them. The thread has ended when this returns (so a fork may follow)."""
+        at once (`git rev-list` and `git log`, without diffs): forked workers share both
+        instead of each reading them. The thread has ended when this returns (so a fork
+        may follow)."""
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(1) as pool:
@@ -506,7 +519,7 @@ class GitSource(Source):
 
     def mainline_tips(self, ends: list[datetime]) -> list[str | None]:
         """For each time in `ends`, the newest commit of the first-parent line committed
-        before it (None: none), from one `git log --first-parent` without diffs."""
+        before it (None: none), from the line `index` reads."""
         times, shas = self._first_parent_line()
         # For each end, the newest position on the line with an earlier time: every newer
         # position is merged at or after `end` (times on the line need not be monotonic).
