@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -145,6 +146,8 @@ class _IdleCores:
     def _claim(self, weeks: int) -> bool:
         if weeks < MIN_WEEKS_TO_HAND_OVER or self.idle.value <= 0:
             return False
+        if _other_threads():
+            return False
         with self.idle.get_lock():
             if self.idle.value <= 0:
                 return False
@@ -209,6 +212,13 @@ def _helper(job: tuple, windows: list[Window], build, queue, idle) -> None:
         _finish(idle)
 
     _report_errors(queue, run)
+
+
+def _other_threads() -> list[threading.Thread]:
+    """Threads a fork would copy mid-work (an engine's client, say), with their locks.
+    The queue's feeder thread is not one: multiprocessing resets it in the child."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and t.name != "QueueFeederThread"]
 
 
 def _one_malloc_arena() -> None:

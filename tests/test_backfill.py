@@ -225,3 +225,21 @@ def test_a_commit_dated_out_of_order_is_not_lost_by_the_backfill_read(tmp_path):
     for w in weeks:
         single = pipeline.generate_report(str(b.path), settings, w)
         assert _stable(json.loads(render(backfilled[w.label]))) == _stable(json.loads(render(single))), w.label
+
+
+def test_no_work_is_handed_over_while_another_thread_runs(verl_repo, tmp_path, monkeypatch):
+    """A fork copies the locks other threads hold (an engine's HTTP client, say), so a
+    worker with a second thread alive keeps all its weeks."""
+    import threading
+
+    from repobrief import backfill, pipeline
+
+    monkeypatch.setattr(pipeline, "PART_WEEKS", 3)
+    monkeypatch.setattr(backfill, "MIN_WEEKS_TO_HAND_OVER", 1)
+    monkeypatch.setattr(backfill.os, "cpu_count", lambda: 6)
+    busy = threading.Thread(target=lambda: None, name="an-engine-client")
+    monkeypatch.setattr(backfill.threading, "enumerate", lambda: [threading.main_thread(), busy])
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W07", "--to", "2026-W26",
+                           "--format", "json", "--out", str(tmp_path / "o"), "--workers", "2")
+    assert code == 0, err
+    assert "20 weeks written" in err and "(2 workers)" in err  # no helper
