@@ -81,28 +81,22 @@ def backfill(
             if progress:
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1)
-    source = _indexed_source(target, settings, source_name, offline)
-    from .pipeline import resolve_target, warm_up
+    from .pipeline import open_source, resolve_target, warm_up
+    from .registry import SOURCES
 
-    warm_up({resolve_target(target, source_name)[0]}, {settings.engine}, set(formats), {settings.language})
+    kind = resolve_target(target, source_name)[0]
+    warm_up({kind}, {settings.engine}, set(formats), {settings.language})
+    # A source that needs no store (a clone) is opened and indexed here once: the forked
+    # workers inherit what it read about the whole history instead of each reading it.
+    source = None
+    if not getattr(SOURCES.get(kind), "needs_store", True):
+        source = open_source(target, settings, source_name=source_name, offline=offline)
+        source.index()
     try:
         return _parallel((*job[:-1], source), windows, workers, progress, started)
     finally:
         if source is not None:
             source.close()
-
-
-def _indexed_source(target: str, settings: Settings, source_name: str | None, offline: bool):
-    """A source that needs no store (a clone), opened and indexed here once: the forked
-    workers inherit what it read about the whole history instead of each reading it."""
-    from .pipeline import open_source, resolve_target
-    from .registry import SOURCES
-
-    if getattr(SOURCES.get(resolve_target(target, source_name)[0]), "needs_store", True):
-        return None
-    source = open_source(target, settings, source_name=source_name, offline=offline)
-    source.index()
-    return source
 
 
 def _write_weeks(job: tuple, windows: list[Window], delegate=None):

@@ -11,7 +11,7 @@ and the test evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -199,14 +199,31 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             checked.append(c.group("text").strip())
     if pos <= len(body):
         sections[-1][1].append(body[pos:])
+    # Checklists are dropped before the line-by-line pass: they are long.
+    text, what, tests, headings = sort_sections(
+        (heading, _substantive("\n".join(pieces))) for heading, pieces in sections if heading not in DROP_HEADINGS
+    )
+    m = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
+    refs = issue_refs(body)
+    return CleanBody(
+        text=text,
+        what=what,
+        tests=tests,
+        breaking_note=m.group(1).strip() if m else None,
+        checked=checked,
+        issue_refs=refs,
+        headings=headings,
+    )
+
+
+def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, list[str]]:
+    """(text, what, tests, headings) of a body from its (heading, content) sections,
+    in order; empty contents are left out."""
     kept: list[str] = []
     what: list[str] = []
     tests: list[str] = []
     headings: list[str] = []
-    for heading, pieces in sections:
-        if heading in DROP_HEADINGS:  # checklists are long
-            continue
-        content = _substantive("\n".join(pieces))
+    for heading, content in sections:
         if not content:
             continue
         if heading:
@@ -217,18 +234,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             tests.append(content)
         elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
             what.append(content)
-    text = "\n\n".join(kept).strip()
-    m = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
-    refs = issue_refs(body)
-    return CleanBody(
-        text=text,
-        what="\n\n".join(what).strip(),
-        tests="\n\n".join(tests).strip(),
-        breaking_note=m.group(1).strip() if m else None,
-        checked=checked,
-        issue_refs=refs,
-        headings=headings,
-    )
+    return "\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(), headings
 
 
 def _substantive(text: str) -> str:

@@ -69,20 +69,19 @@ def open_store_for(settings: Settings):
 
 def _open(target: str, settings: Settings, source_name: str | None, offline: bool, store, enrich_github: str | None,
           engine=None, source=None):
-    name, location = resolve_target(target, source_name)
-    source_cls = type(source) if source is not None else SOURCES.get(name)
+    source_cls = type(source) if source is not None else SOURCES.get(resolve_target(target, source_name)[0])
     engine_cls = type(engine) if engine is not None else ENGINES.get(settings.engine)
     if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
         store = open_store_for(settings)
     if source is None:
-        source = source_cls(location, settings, store=store, offline=offline)
+        source = open_source(target, settings, source_name=source_name, offline=offline, store=store)
     return source, engine_cls, store
 
 
-def open_source(target: str, settings: Settings, *, source_name: str | None = None, offline: bool = False):
-    """The source `target` names, opened (for callers that share one between runs)."""
+def open_source(target: str, settings: Settings, *, source_name: str | None = None, offline: bool = False, store=None):
+    """The source `target` names, opened (also for callers that share one between runs)."""
     name, location = resolve_target(target, source_name)
-    return SOURCES.get(name)(location, settings, store=None, offline=offline)
+    return SOURCES.get(name)(location, settings, store=store, offline=offline)
 
 
 def generate_report(

@@ -16,9 +16,8 @@ from repobrief.conventions import (
     _PLACEHOLDER,
     _REF_BEFORE,
     DROP_HEADINGS,
-    TEST_HEADINGS,
-    WHAT_HEADINGS,
     clean_body,
+    sort_sections,
 )
 
 
@@ -51,7 +50,7 @@ def reference(body: str) -> tuple:
                 checked.append(c.group("text").strip())
             continue
         sections[-1][1].append(line)
-    kept, what, tests, headings = [], [], [], []
+    contents = []
     for heading, lines in sections:
         if heading in DROP_HEADINGS:
             continue
@@ -64,19 +63,10 @@ def reference(body: str) -> tuple:
             elif not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{"))):
                 out.append(line.rstrip())
         content = "\n".join(out).strip()
-        if re.fullmatch(r"(```\w*\s*)*", content):
-            continue
-        if heading:
-            headings.append(heading)
-            kept.append(f"## {heading}")
-        kept.append(content)
-        if heading in TEST_HEADINGS or heading.startswith("test"):
-            tests.append(content)
-        elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
-            what.append(content)
+        contents.append((heading, "" if re.fullmatch(r"(```\w*\s*)*", content) else content))
+    text, what, tests, headings = sort_sections(contents)  # the shared last step: which section is which
     m = re.search(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", body, re.M)
-    return ("\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(),
-            m.group(1).strip() if m else None, checked, reference_refs(body), headings)
+    return text, what, tests, m.group(1).strip() if m else None, checked, reference_refs(body), headings
 
 
 def _fields(body: str) -> tuple:
