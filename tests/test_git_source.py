@@ -186,3 +186,9 @@ def test_mainline_tips_name_the_newest_commit_before_each_end(tmp_path):
     ends = [at("2026-03-01"), at("2026-03-03"), at("2026-03-07"), at("2026-03-12"), at("2026-03-20"), at("2026-03-07")]
     assert src.mainline_tips(ends) == [None, a, skew, skew, d, skew]
     assert c not in src.mainline_tips(ends)  # the skewed commit after it is newer on the line
+    # The same line counts the commits of each window (a backfill balances its workers by them).
+    from repobrief.window import Window
+
+    weeks = [Window(at(a), at(b), at(a).tzinfo, "w") for a, b in (("2026-03-02", "2026-03-09"), ("2026-03-09", "2026-03-16"),
+                                                          ("2026-03-16", "2026-03-23"), ("2026-03-23", "2026-03-30"))]
+    assert src.commits_per_window(weeks) == [2, 1, 1, 0]  # a and the skewed commit, c, d, nothing
