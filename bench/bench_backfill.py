@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from benchenv import user_env  # noqa: E402
 from gitrepo import GIT_ENV, _data, _ident, load_history, replay_history  # noqa: E402
 
 _PR = re.compile(r"#(\d+)")
@@ -74,14 +75,16 @@ def _pss_mb(pids: list[int]) -> tuple[float, float]:
 TUNED_GIT = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
+_ENV = user_env()
+
+
 def measure(cmd: list[str], env: dict[str, str] | None = None, memory: bool = False) -> tuple[float, float, float]:
     """(wall seconds, peak MB of the command's own processes, peak MB of them and the
     git processes they start together). With `memory`, the process tree's PSS is
     sampled every 50 ms (reading it costs CPU the command then lacks, so the times
     are taken in runs without sampling)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV | (env or {}))
     own_peak = all_peak = 0.0
     while memory and proc.poll() is None:
         own, git = _pss_mb(_tree(proc.pid))

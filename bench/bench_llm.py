@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from benchenv import user_env  # noqa: E402
 from gitrepo import replay_history  # noqa: E402
 from llmserver import ScriptedLLM  # noqa: E402
 
@@ -87,9 +87,7 @@ def main() -> None:
     args = ap.parse_args()
 
     repo = _repo()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REPOBRIEF_", "OPENAI_"))}
-    # Measure an installed tool as users run it: with compiled bytecode.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = {k: v for k, v in user_env().items() if not k.startswith("OPENAI_")}
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLM(latency=args.latency) as server:
         db = Path(tmp) / "bench.db"
         llm_env = {**env, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench"}

@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from benchenv import user_env  # noqa: E402
 from gitrepo import replay_history  # noqa: E402
 
 WEEK = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai", "--lang", "zh"]
@@ -30,9 +31,10 @@ SINCE, UNTIL = "2026-03-23T00:00:00+08:00", "2026-06-29T00:00:00+08:00"
 
 def timed(cmd: list[str], runs: int) -> tuple[float, float]:
     times = []
+    env = user_env()
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         times.append(time.perf_counter() - t)
     return statistics.median(times), min(times)
 
@@ -53,7 +55,7 @@ def main() -> None:
         report_json = [str(exe), "report", str(repo), *WEEK, "--format", "json", "-q"]
         bare = ["git", "-C", str(repo), "log", "--numstat", f"--since={SINCE}", f"--until={UNTIL}", "HEAD"]
         noop = [sys.executable, "-c", "pass"]
-        timed(report, 1)  # warm the page cache and .pyc files
+        timed(report, 1)  # warm the page cache
         r_med, r_min = timed(report, args.runs)
         j_med, _ = timed(report_json, args.runs)
         g_med, g_min = timed(bare, args.runs)

@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from benchenv import user_env  # noqa: E402
 from gitrepo import load_history, replay_history  # noqa: E402
 
 
@@ -110,8 +111,7 @@ def _bench(args, base: Path, scratch: Path) -> None:
         paths[name] = dest
     print(f"replayed 4 repositories in {time.perf_counter() - t:.1f} s into {base}")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOBRIEF_")}
-    env["XDG_DATA_HOME"] = str(scratch / "data")  # a fresh default store, never the user's
+    env = user_env(XDG_DATA_HOME=str(scratch / "data"))  # a fresh default store, never the user's
     exe = str(Path(sys.executable).with_name("repobrief"))
     team = scratch / "team.toml"
     body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n'
@@ -121,7 +121,7 @@ def _bench(args, base: Path, scratch: Path) -> None:
 
     common = ["--week", args.week, "--tz", "Asia/Shanghai", "--lang", "en", "--format", "md,json", "-q"]
     timed([exe, "report", str(paths["verl-project/verl"]), "--name", "verl-project/verl", *common,
-           "--out", str(scratch / "warm")], 1, env)  # page cache and .pyc files
+           "--out", str(scratch / "warm")], 1, env)  # the page cache
 
     cpus = os.cpu_count() or 1
     commands: dict[str, list[str]] = {}

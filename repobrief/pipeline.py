@@ -48,7 +48,7 @@ def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
     """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path)."""
     if ":" in target and not Path(target).exists():
         scheme, _, rest = target.partition(":")
-        if scheme in SOURCES.names() and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):
+        if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):
             return scheme, rest
     return (source or "git"), target
 
@@ -458,7 +458,7 @@ def warm_up(sources: set[str], engines: set[str], formats: set[str], languages: 
     first Markdown render of a process costs more than the rendering itself)."""
     from . import serialize  # noqa: F401
 
-    for name in sources & set(SOURCES.names()):
+    for name in (n for n in sources if n in SOURCES):
         SOURCES.get(name)
     for name in engines:
         ENGINES.get(name)

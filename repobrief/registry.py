@@ -42,6 +42,14 @@ class Registry:
         for ep in entry_points(group=f"repobrief.{self.kind}s"):
             self._paths.setdefault(ep.name, ep.value)
 
+    def __contains__(self, name: str) -> bool:
+        """Whether `name` is known; the installed packages' entry points (a scan costing
+        ~50 ms of start-up) are read only for a name that is not built in."""
+        if name in self._paths or name in self._loaded:
+            return True
+        self._read_entry_points()
+        return name in self._paths
+
     def names(self) -> list[str]:
         self._read_entry_points()
         return sorted(set(self._paths) | set(self._loaded))

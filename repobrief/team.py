@@ -286,7 +286,7 @@ def plan_jobs(
             target = str((base / target).resolve()) if not Path(target).is_absolute() else target
         label = entry.name or entry.source
         scheme = target.partition(":")[0]
-        if is_remote and scheme not in SOURCES.names():
+        if is_remote and scheme not in SOURCES:
             import difflib
 
             near = difflib.get_close_matches(scheme, SOURCES.names(), n=1)

@@ -202,3 +202,30 @@ def test_core_path_globs_in_detector_and_text(tmp_path):
     risk = next(r for r in rep.risks if r.kind == "core_path")
     assert risk.prs == [2]
     assert "#2: 320 lines in pkg/core/**" in risk.text  # 300 added, the 20 old lines replaced
+
+
+def test_a_renderer_from_another_package_is_found_by_its_entry_point(tmp_path, monkeypatch):
+    """Built-in names resolve without scanning the installed packages (start-up time);
+    a name that is not built in is looked up in the `repobrief.renderers` entry points."""
+    from repobrief.cli.report import parse_formats
+    from repobrief.registry import RENDERERS, Registry
+
+    (tmp_path / "shout_renderer.py").write_text("def render(report):\n    return report.week.upper()\n")
+    dist = tmp_path / "shout_renderer-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-renderer\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[repobrief.renderers]\nshout = shout_renderer:render\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fresh = Registry("renderer", {"md": "repobrief.render.markdown:render"})
+    monkeypatch.setattr(RENDERERS, "_paths", dict(RENDERERS._paths))
+    monkeypatch.setattr(RENDERERS, "_loaded", dict(RENDERERS._loaded))
+    monkeypatch.setattr(RENDERERS, "_entry_points_read", False)
+
+    assert "md" in fresh and not fresh._entry_points_read
+    assert parse_formats("md,json") == ["md", "json"] and not RENDERERS._entry_points_read
+    assert parse_formats("md,shout") == ["md", "shout"]
+    assert RENDERERS.get("shout")(type("R", (), {"week": "2026-w26"})()) == "2026-W26"
+    assert "shout" in fresh and "shout" in fresh.names()
+    with pytest.raises(UsageError, match="unknown format 'shuot'.*shout") as e:
+        parse_formats("shuot")
+    assert e.value.hint == "did you mean 'shout'?"

@@ -17,13 +17,13 @@ def parse_formats(text: str) -> list[str]:
     from ..registry import RENDERERS
 
     formats = [f.strip().lower() for f in text.split(",") if f.strip()]
-    valid = RENDERERS.names()
     if not formats:
-        raise UsageError(f"--format is empty; valid formats: {', '.join(valid)} (comma-separated, e.g. md,json)")
+        raise UsageError(f"--format is empty; valid formats: {', '.join(RENDERERS.names())} (comma-separated, e.g. md,json)")
     for f in formats:
-        if f not in valid:
+        if f not in RENDERERS:
             import difflib
 
+            valid = RENDERERS.names()
             near = difflib.get_close_matches(f, valid, n=1)
             raise UsageError(
                 f"unknown format {f!r}; valid formats: {', '.join(valid)} (comma-separated, e.g. md,json)",

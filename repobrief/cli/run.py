@@ -98,7 +98,7 @@ def run(
     team = load_team(config)
     ts = team.settings
     executor = executor or ts.executor
-    if executor not in EXECUTORS.names():
+    if executor not in EXECUTORS:
         import difflib
 
         near = difflib.get_close_matches(executor, EXECUTORS.names(), n=1)
