@@ -156,7 +156,13 @@ _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add 
 # than everything else done with a PR). Each pattern starts at a line's "\n" (the
 # text gets one in front), which the regex engine finds fast; `^` in MULTILINE mode
 # would be tried at every character.
-_SHAPING_LINE = re.compile(r"\n([^\S\n]*(?:```|#|[-*+][^\S\n]*\[)[^\n]*)")
+# Its alternatives are `_HEADING` and `_CHECK_ITEM` on one line, so a match says what the
+# line is without a second regex.
+_SHAPING_LINE = re.compile(
+    r"\n(?P<line>(?P<fence>[^\S\n]*```)[^\n]*"
+    r"|[^\S\n]{0,3}#{1,6}[^\S\n]*(?P<heading>[^\n]+?)[^\S\n]*#*[^\S\n]*(?=\n|\Z)"
+    r"|[^\S\n]*[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))"
+)
 # Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions).
 _PLACEHOLDER_LINE = re.compile(
     r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#[^\S\n]*add code snippet[^\n]*)[^\S\n]*"
@@ -178,25 +184,20 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     in_code = False
     pos = 0
     for m in _SHAPING_LINE.finditer("\n" + body):  # positions are one past the body's
-        line = m.group(1)
-        head = line.lstrip()[:3]
-        if head == "```":
+        if m["fence"] is not None:
             in_code = not in_code
             continue  # a fence is text of its section
-        if in_code:
-            continue
-        h = _HEADING.match(line) if head[:1] == "#" else None
-        c = None if h else _CHECK_ITEM.match(line) if "[" in line[:12] else None
-        if not (h or c):
+        heading = m["heading"]
+        if in_code or (heading is None and "[" not in m["line"][:12]):
             continue
         start = m.start()  # the line's first character in `body`
         if start > pos:
             sections[-1][1].append(body[pos:start - 1])
-        pos = start + len(line) + 1
-        if h:
-            sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
-        elif c.group("mark") in "xX":
-            checked.append(c.group("text").strip())
+        pos = m.end()  # past the line's newline in `body`
+        if heading is not None:
+            sections.append((heading.strip().strip("*_:?！？ ").lower(), []))
+        elif m["mark"] in "xX":
+            checked.append(m["item"].strip())
     if pos <= len(body):
         sections[-1][1].append(body[pos:])
     # Checklists are dropped before the line-by-line pass: they are long.
@@ -232,7 +233,7 @@ def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, l
         kept.append(content)
         if heading in TEST_HEADINGS or heading.startswith("test"):
             tests.append(content)
-        elif not heading or heading in WHAT_HEADINGS or any(heading.startswith(w) for w in WHAT_HEADINGS):
+        elif not heading or heading.startswith(WHAT_HEADINGS):
             what.append(content)
     return "\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(), headings
 
