@@ -6,6 +6,8 @@ from datetime import datetime
 
 import pytest
 from gitrepo import GitRepoBuilder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repobrief.config import load_settings
 from repobrief.conventions import clean_body, first_sentence, parse_title
@@ -229,3 +231,29 @@ def test_a_renderer_from_another_package_is_found_by_its_entry_point(tmp_path, m
     with pytest.raises(UsageError, match="unknown format 'shuot'.*shout") as e:
         parse_formats("shuot")
     assert e.value.hint == "did you mean 'shout'?"
+
+
+def _glob_reference(path: str, globs: list[str]) -> bool:
+    from fnmatch import fnmatch
+
+    for g in globs:
+        if any(ch in g for ch in "*?["):
+            if fnmatch(path, g) or (g.endswith("/**") and path.startswith(g[:-3] + "/")):
+                return True
+        elif path == g or path.startswith(g.rstrip("/") + "/"):
+            return True
+    return False
+
+
+_PATH_PARTS = ["verl", "trainer", "config", "x.py", "a.yaml", "docs", "*", "**", "?", "[ab]", "", "/"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PATH_PARTS), min_size=1, max_size=4).map("/".join), max_size=4),
+       st.lists(st.sampled_from(_PATH_PARTS), min_size=1, max_size=5).map("/".join))
+def test_core_path_globs_match_as_fnmatch_and_directory_prefixes(globs, path):
+    """Globs are compiled once per list; a path matches exactly when a glob matches it
+    as `fnmatch` does, or it lies under a plain path or a `dir/**`."""
+    from repobrief.analysis.files import path_matches
+
+    assert path_matches(path, globs) == _glob_reference(path, globs)

@@ -5,7 +5,7 @@ The predicates are cached: the same paths recur in every week of a history."""
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatch, translate
+from fnmatch import translate
 from functools import lru_cache
 
 _DOC_EXT = (".md", ".rst", ".txt", ".adoc", ".ipynb", ".png", ".jpg", ".jpeg", ".svg", ".gif")
@@ -81,12 +81,20 @@ def is_minor(path: str) -> bool:
     return is_doc(path) or is_test(path) or is_ci(path) or is_example(path)
 
 
-def path_matches(path: str, globs: list[str]) -> bool:
+def path_matches(path: str, globs: list[str] | tuple[str, ...]) -> bool:
     """A path matches a glob (`verl/trainer/**`, `*.yaml`) or a plain directory prefix."""
-    for g in globs:
-        if any(ch in g for ch in "*?["):
-            if fnmatch(path, g) or (g.endswith("/**") and path.startswith(g[:-3] + "/")):
-                return True
-        elif path == g or path.startswith(g.rstrip("/") + "/"):
-            return True
-    return False
+    exact, prefixes, rx = _matcher(tuple(globs))
+    return path in exact or path.startswith(prefixes) or (rx is not None and rx.match(path) is not None)
+
+
+@lru_cache(maxsize=1024)
+def _matcher(globs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], re.Pattern | None]:
+    """`globs` as (exact paths, prefixes, one regex for the wildcards), built once per list:
+    the same core paths and module rules are matched against every path of a history.
+    A plain entry matches itself and what lies under it; a wildcard one matches as
+    `fnmatch` does (`*` crosses `/`), and `dir/**` also matches what lies under `dir`."""
+    plain = [g for g in globs if not any(ch in g for ch in "*?[")]
+    wild = [g for g in globs if g not in plain]
+    prefixes = [g.rstrip("/") + "/" for g in plain] + [g[:-3] + "/" for g in wild if g.endswith("/**")]
+    rx = re.compile("|".join(f"(?:{translate(g)})" for g in wild)) if wild else None
+    return frozenset(plain), tuple(prefixes), rx

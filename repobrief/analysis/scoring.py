@@ -89,17 +89,27 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
     core_hits = ctx.core_hits(pr)
     if core_hits:
         add("core_path", w.core_path, f"touches core path {', '.join(core_hits[:2])}")
-    if any(fk.is_config(f.path) for f in pr.files):
+    config = api = False
+    new_pkgs: set[str] = set()
+    new_src = 0
+    for f in pr.files:  # one pass: large PRs have thousands of files
+        path = f.path
+        config = config or fk.is_config(path)
+        api = api or fk.is_api(path)
+        if f.status == "A":
+            if path.endswith("__init__.py") and fk.base(path) == "__init__.py":
+                new_pkgs.add(path.rsplit("/", 1)[0])
+            new_src += fk.is_source(path)
+    if config:
         add("config_surface", w.config_surface, "touches configuration")
-    if any(fk.is_api(f.path) for f in pr.files):
+    if api:
         add("api_surface", w.api_surface, "touches a public API module")
-    new_pkgs = sorted({f.path.rsplit("/", 1)[0] for f in pr.files if f.status == "A" and fk.base(f.path) == "__init__.py"})
-    new_src = sum(1 for f in pr.files if f.status == "A" and fk.is_source(f.path))
     if new_pkgs:
-        add("new_module", w.new_module, f"adds package {new_pkgs[0]}")
+        add("new_module", w.new_module, f"adds package {min(new_pkgs)}")
     elif new_src >= 3:
         add("new_module", w.new_module * 0.6, f"adds {new_src} source files")
-    if body.issue_refs or pr.linked_issues or _RFC.search(pr.title) or _RFC.search(body.what[:2000]):
+    if body.issue_refs or pr.linked_issues or ("RFC" in pr.title and _RFC.search(pr.title)) or (
+            "RFC" in body.what[:2000] and _RFC.search(body.what[:2000])):
         refs = sorted(set(body.issue_refs) | set(pr.linked_issues))
         add("linked_issue", w.linked_issue, f"linked to {'#' + str(refs[0]) if refs else 'an RFC'}")
     if pr.discussion_known:
