@@ -143,11 +143,13 @@ def build_themes(
     themes.sort(key=lambda st: (-st[0], st[1].key))
     # Drop near-duplicates (same PRs under another name), keeping the stronger one.
     kept: list[Theme] = []
+    kept_prs: list[tuple[str, set[int]]] = []  # each kept theme's name and PRs, as a set once
     for _score, t in themes:
         s = set(t.prs)
-        if any(k.name == t.name or len(s & set(k.prs)) / len(s | set(k.prs)) >= 0.8 for k in kept):
+        if any(name == t.name or len(s & prs) / len(s | prs) >= 0.8 for name, prs in kept_prs):
             continue
         kept.append(t)
+        kept_prs.append((t.name, s))
     return kept
 
 
