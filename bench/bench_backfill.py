@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -78,11 +79,12 @@ TUNED_GIT = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 _ENV = user_env()
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None, memory: bool = False) -> tuple[float, float, float]:
+def measure(cmd: list[str], env: dict[str, str] | None = None, memory: bool = False) -> tuple[float, float, float, float]:
     """(wall seconds, peak MB of the command's own processes, peak MB of them and the
-    git processes they start together). With `memory`, the process tree's PSS is
-    sampled every 50 ms (reading it costs CPU the command then lacks, so the times
-    are taken in runs without sampling)."""
+    git processes they start together, CPU seconds of all of them). With `memory`, the
+    process tree's PSS is sampled every 50 ms (reading it costs CPU the command then
+    lacks, so the times are taken in runs without sampling)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV | (env or {}))
     own_peak = all_peak = 0.0
@@ -94,12 +96,14 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, memory: bool = Fa
     wall = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {proc.stderr.read().decode()[-2000:]}")
-    return wall, own_peak, all_peak
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # a process's own, and its reaped descendants'
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, own_peak, all_peak, cpu
 
 
-def _median(runs: list[tuple[float, float, float]]) -> float:
-    """The median wall time."""
-    return sorted(r[0] for r in runs)[len(runs) // 2]
+def _median(runs: list[tuple[float, ...]], field: int = 0) -> float:
+    """The median wall time (or another field of `measure`'s result)."""
+    return sorted(r[field] for r in runs)[len(runs) // 2]
 
 
 def synthetic(dest: Path, commits: int) -> Path:
@@ -209,7 +213,7 @@ def main() -> None:
         g_wall, t_wall, b_wall = (_median(runs) for runs in (bares, tuned, fills))
         g_mem = measure(bare, memory=True)[2]
         shutil.rmtree(out, ignore_errors=True)
-        _, b_own, b_mem = measure(backfill, memory=True)
+        _, b_own, b_mem, _ = measure(backfill, memory=True)
         ratios = sorted(f[0] / g[0] for g, f in zip(bares, fills, strict=True))
         weeks = len(list(out.iterdir()))
         sample = json.loads(sorted(out.iterdir())[-1].read_text(encoding="utf-8"))
@@ -220,6 +224,9 @@ def main() -> None:
     print(f"repobrief backfill (json):             {b_wall:8.2f} s   peak {b_own:7.1f} MB (repobrief's processes; "
           f"target ≤ 300), {b_mem:.1f} MB with the git processes it runs")
     print(f"ratio backfill / bare git log:         {b_wall / g_wall:8.2f}x  (target ≤ 1.5; medians of {args.runs} runs)")
+    cpus, g_cpu, b_cpu = os.cpu_count() or 1, _median(bares, 3), _median(fills, 3)
+    print(f"CPU time (user + system, git included): bare log {g_cpu:.2f} s, backfill {b_cpu:.2f} s. On {cpus} CPUs no "
+          f"schedule beats {b_cpu / cpus:.2f} s: a ratio of {b_cpu / cpus / g_wall:.2f}x at best")
     if args.runs > 1:
         print("ratios of the alternated pairs:       " + ", ".join(f"{r:.2f}" for r in ratios))
     print(f"per week: {1000 * b_wall / max(weeks, 1):.1f} ms")

@@ -161,6 +161,9 @@ def _bench(args, base: Path, scratch: Path) -> None:
     user = _cpu_seconds([exe, "run", "--config", str(team), "--week", args.week, "-q", "--executor", "serial",
                          "--out", str(scratch / "cpu")], env)
     print(f"  CPU time of one serial run: {user:.2f} s for 4 repositories ({user / 4:.2f} s per repository, start-up included)")
+    # However the run is scheduled, its CPU time is spread over `cpus` cores at best.
+    print(f"  on {cpus} CPUs no schedule of that work beats {user / cpus * 1000:.0f} ms: "
+          f"{user / cpus / slowest:.2f}x the slowest single at best")
     ratio = best["run local (default workers)"] / slowest
     print(f"\nratio run (local, default workers) / slowest single ({slowest_key.removeprefix('single ')}): {ratio:.2f}x "
           f"(minimum of {args.runs}; median {typical['run local (default workers)'] / slowest_med:.2f}x) "
