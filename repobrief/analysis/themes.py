@@ -38,6 +38,10 @@ class WeekSample:
 
     def count(self, kind: str, key: str) -> int:
         """PRs of the week with module/term/type `key`."""
+        return self.counts(kind)[key]
+
+    def counts(self, kind: str) -> Counter:
+        """PRs of the week per module, term or type."""
         if self._counts is None:
             c: dict[str, Counter] = {"module": Counter(), "term": Counter(), "type": Counter()}
             for cl in self.classified.values():
@@ -45,7 +49,7 @@ class WeekSample:
                 c["term"].update(cl.terms)
                 c["type"][cl.type] += 1
             self._counts = c
-        return self._counts[kind][key]
+        return self._counts[kind]
 
 
 def _counts(history: list[WeekSample], member: Callable[[PullRequest, Classified], bool]) -> list[int]:
@@ -101,8 +105,9 @@ def build_themes(
     for pr in week.prs:
         for m in cls[pr.number].modules:
             modules.setdefault(m, []).append(pr.number)
+    by_module = [w.counts("module") for w in history]
     for m, nums in modules.items():
-        hist = [w.count("module", m) for w in history]
+        hist = [c[m] for c in by_module]
         score = len(nums) + 0.5 * max(0.0, _surprise(len(nums), hist))
         themes.append((score, _theme(f"module:{m}", name_of(m), "module", nums, hist)))
 
@@ -121,10 +126,11 @@ def build_themes(
         for term in cls[pr.number].terms:
             term_prs.setdefault(term, []).append(pr.number)
     module_sets = {frozenset(v) for v in modules.values()}
+    by_term = [w.counts("term") for w in history]
     for term, nums in term_prs.items():
         if len(nums) < 3 or term in _NOT_THEMES or frozenset(nums) in module_sets:
             continue
-        hist = [w.count("term", term) for w in history]
+        hist = [c[term] for c in by_term]
         z = _surprise(len(nums), hist)
         if z < 1.0 and term not in KNOWN_TOPICS:
             continue
