@@ -156,12 +156,12 @@ _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add 
 # than everything else done with a PR). Each pattern starts at a line's "\n" (the
 # text gets one in front), which the regex engine finds fast; `^` in MULTILINE mode
 # would be tried at every character.
-# Its alternatives are `_HEADING` and `_CHECK_ITEM` on one line, so a match says what the
-# line is without a second regex.
+# A match says which kind of line it is; a checklist item's parts come with it, and
+# only a heading is matched again (`_HEADING`: headings are few, and its lazy text
+# group tried at every line was what made one combined pattern slow).
 _SHAPING_LINE = re.compile(
-    r"\n(?P<line>(?P<fence>[^\S\n]*```)[^\n]*"
-    r"|[^\S\n]{0,3}#{1,6}[^\S\n]*(?P<heading>[^\n]+?)[^\S\n]*#*[^\S\n]*(?=\n|\Z)"
-    r"|[^\S\n]*[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))"
+    r"\n(?P<line>(?P<indent>[^\S\n]*)(?:(?P<fence>```)|(?P<hash>#)"
+    r"|[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))[^\n]*)"
 )
 # Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions).
 _PLACEHOLDER_LINE = re.compile(
@@ -187,8 +187,15 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         if m["fence"] is not None:
             in_code = not in_code
             continue  # a fence is text of its section
-        heading = m["heading"]
-        if in_code or (heading is None and "[" not in m["line"][:12]):
+        if in_code:
+            continue
+        heading = None
+        if m["hash"] is not None:
+            h = _HEADING.match(m["line"]) if len(m["indent"]) <= 3 else None
+            if h is None:
+                continue
+            heading = h.group(2)
+        elif "[" not in m["line"][:12]:
             continue
         start = m.start()  # the line's first character in `body`
         if start > pos:
