@@ -18,7 +18,7 @@ import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..errors import SourceError
@@ -550,20 +550,22 @@ class GitSource(Source):
         return v
 
     def author_first_seen(self) -> dict[str, datetime] | None:
-        """One `git log` over the whole history (no diffs): first commit time per author; read once."""
+        """One `git log` over the whole history (no diffs): first commit time per author; read once.
+        Newest first, as git walks (`--reverse` would hold the output back until the walk
+        ends), keeping each author's earliest time as an integer until the end."""
         if self._first_seen is not None:
             return self._first_seen
-        seen: dict[str, datetime] = {}
-        for rec in self._stream(["log", "--reverse", "--format=%x1e%an%x1f%ae%x1f%cI", self.tip]):
+        seen: dict[str, int] = {}
+        for rec in self._stream(["log", "--format=%x1e%an%x1f%ae%x1f%ct", self.tip]):
             parts = rec.strip().split(b"\x1f")
             if len(parts) != 3:
                 continue
-            when = datetime.fromisoformat(parts[2].decode())
+            when = int(parts[2])
             for key in (parts[0].decode("utf-8", "replace").strip().lower(), parts[1].decode("utf-8", "replace").strip().lower()):
-                if key and (key not in seen or when < seen[key]):
+                if key and when < seen.get(key, when + 1):
                     seen[key] = when
-        self._first_seen = seen
-        return seen
+        self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in seen.items()}
+        return self._first_seen
 
     def close(self) -> None:
         if self._authors_proc is not None:
