@@ -108,7 +108,6 @@ def parse_title(title: str) -> ParsedTitle:
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.+?)\s*#*\s*$")
-_CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
 

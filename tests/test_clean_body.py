@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repobrief.conventions import (
-    _CHECK_ITEM,
     _HEADING,
     _HTML_COMMENT,
     _PLACEHOLDER,
@@ -19,6 +18,8 @@ from repobrief.conventions import (
     clean_body,
     sort_sections,
 )
+
+_CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
 
 
 def reference_refs(body: str) -> list[int]:
