@@ -10,7 +10,9 @@ times, each in a fresh interpreter (start-up counts, as for a user):
   with each executor (worker processes, threads, serial),
 
 and prints the wall times, the ratio run / slowest single repository (target
-<= 1.2 on 2 cores) and the CPU count and load it ran on. The commands run in
+<= 1.2 on 2 cores), the CPU count and load it ran on, and the CPU time of a
+serial run: divided by the CPU count, the best wall time any schedule of that
+work could reach. The commands run in
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
