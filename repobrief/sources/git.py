@@ -659,27 +659,31 @@ def _parse_record(rec: bytes) -> _RawCommit | None:
 
 
 def _parse_files(rest: bytes) -> list[FileChange]:
-    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output."""
-    files: dict[str, FileChange] = {}
+    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output. Keyed by
+    the path's bytes: a `--numstat` line finds its `--raw` entry without decoding the path again."""
+    files: dict[bytes, FileChange] = {}
     tokens = rest.split(b"\0")
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i].lstrip(b"\n")
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
         i += 1
+        if tok[:1] == b"\n":
+            tok = tok.lstrip(b"\n")
         if not tok:
             continue
-        if tok.startswith(b":"):
-            st = tok.rsplit(b" ", 1)[-1][:1].decode()
-            if i < len(tokens):
-                p = sys.intern(tokens[i].decode("utf-8", "replace"))  # paths recur in many commits
-                files[p] = FileChange(path=p, added=0, deleted=0, status=st)
+        if tok[:1] == b":":
+            if i < n:
+                raw = tokens[i]
+                p = sys.intern(raw.decode("utf-8", "replace"))  # paths recur in many commits
+                files[raw] = FileChange(path=p, added=0, deleted=0, status=tok.rsplit(b" ", 1)[-1][:1].decode())
                 i += 1
             continue
         cols = tok.split(b"\t", 2)
         if len(cols) == 3:
-            a, d, path = cols
-            p = sys.intern(path.decode("utf-8", "replace"))
-            f = files.setdefault(p, FileChange(path=p))
+            a, d, raw = cols
+            f = files.get(raw)
+            if f is None:
+                f = files[raw] = FileChange(path=sys.intern(raw.decode("utf-8", "replace")))
             f.added = None if a == b"-" else int(a)
             f.deleted = None if d == b"-" else int(d)
     return list(files.values())
