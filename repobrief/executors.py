@@ -125,9 +125,10 @@ class ThreadExecutor(_PoolExecutor):
 
 def _warm_imports(jobs: Sequence[RepoJob]) -> None:
     """Import and load what every job needs once, before forking, so each worker does not."""
-    from .pipeline import warm_up
+    from .pipeline import resolve_target, warm_up
 
-    warm_up({name for job in jobs for name in ("git", job.target.partition(":")[0])},
+    # Resolved as the jobs will resolve them: a clone's path is no source name to look up.
+    warm_up({resolve_target(job.target)[0] for job in jobs},
             {job.settings.engine for job in jobs}, {f for job in jobs for f in job.formats},
             {lang for job in jobs for lang in (*job.languages, *job.extra_languages)})
 

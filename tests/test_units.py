@@ -257,3 +257,20 @@ def test_core_path_globs_match_as_fnmatch_and_directory_prefixes(globs, path):
     from repobrief.analysis.files import path_matches
 
     assert path_matches(path, globs) == _glob_reference(path, globs)
+
+
+def test_a_run_over_clones_warms_up_without_scanning_installed_packages(tmp_path, monkeypatch):
+    """The run's parent loads what its jobs need before forking; a clone's path is no
+    backend name, so nothing sends it to the (slow) entry-point scan."""
+    from repobrief.config import Settings
+    from repobrief.executors import _warm_imports
+    from repobrief.registry import ENGINES, RENDERERS, SOURCES
+    from repobrief.team import RepoJob
+
+    for reg in (SOURCES, ENGINES, RENDERERS):
+        monkeypatch.setattr(reg, "_entry_points_read", False)
+    window = resolve_window("2026-W04", None, None, parse_timezone("UTC"))
+    jobs = [RepoJob(i, f"r{i}", str(tmp_path / f"clone{i}"), Settings(), window, ["en"], ["md", "json"], str(tmp_path))
+            for i in range(2)]
+    _warm_imports(jobs)
+    assert not (SOURCES._entry_points_read or ENGINES._entry_points_read or RENDERERS._entry_points_read)
