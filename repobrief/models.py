@@ -100,12 +100,7 @@ class PullRequest:
 
     @property
     def lines(self) -> int:
-        if self.additions_total is not None or self.deletions_total is not None:
-            return self.lines_added + self.lines_deleted
-        n = 0
-        for f in self.files:
-            n += (f.added or 0) + (f.deleted or 0)
-        return n
+        return self.lines_added + self.lines_deleted
 
 
 @dataclass(slots=True)

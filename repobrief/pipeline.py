@@ -458,7 +458,7 @@ def warm_up(sources: set[str], engines: set[str], formats: set[str], languages: 
     first Markdown render of a process costs more than the rendering itself)."""
     from . import serialize  # noqa: F401
 
-    for name in (n for n in sources if n in SOURCES):
+    for name in sources:  # resolved names (`resolve_target`), not targets
         SOURCES.get(name)
     for name in engines:
         ENGINES.get(name)

@@ -97,7 +97,7 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         config = config or fk.is_config(path)
         api = api or fk.is_api(path)
         if f.status == "A":
-            if path.endswith("__init__.py") and fk.base(path) == "__init__.py":
+            if fk.base(path) == "__init__.py":
                 new_pkgs.add(path.rsplit("/", 1)[0])
             new_src += fk.is_source(path)
     if config:
