@@ -30,8 +30,9 @@ class Catalog:
         self.lang = lang
         self.m = messages
 
-    def t(self, key: str, **kw) -> str:
-        """The message `key` (dotted path) formatted with `kw`."""
+    def t(self, key: str, /, **kw) -> str:
+        """The message `key` (dotted path) formatted with `kw` (positional-only: a
+        template may itself have a `{key}` field, as `detail.removed_key` does)."""
         node = self.m
         for part in key.split("."):
             node = node[part]

@@ -173,6 +173,23 @@ def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
     assert "type:feat" in reasons and "core_path" in reasons
 
 
+@pytest.mark.parametrize("lang, shown", [("en", "lr removed from conf/train.yaml"), ("zh", "conf/train.yaml中移除了lr")])
+def test_removed_config_key_is_named_in_the_report(tmp_path, lang, shown):
+    """A key removed without a replacement (no rename) is a risk the report names.
+    (The message template has a `{key}` field of its own, which once collided with
+    the catalog's argument and crashed every week that removed a key.)"""
+    from repobrief.pipeline import generate_report, render_report
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {"conf/train.yaml": "sched: cos\nlr: 1\n"})
+    b.commit("drop lr (#1)", "2026-03-02T10:00:00+00:00", {"conf/train.yaml": "sched: cos\n"})
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": lang})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "config_change")
+    assert risk.prs == [1] and risk.severity == "high"
+    assert shown in risk.text and shown in render_report(rep, "md")
+
+
 def test_version_strings_that_disagree(tmp_path):
     from repobrief.pipeline import generate_report
 
