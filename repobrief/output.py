@@ -20,15 +20,15 @@ def write_atomically(files: dict[Path, str]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir():
                 raise IsADirectoryError(21, "is a folder", str(path))
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((Path(name), path))  # before writing: a failed write removes it too
             # mkstemp makes the file private (0600); reports are served and shared, so give
             # it the mode a plainly created file would have.
             umask = os.umask(0)
             os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                os.fchmod(fh.fileno(), 0o666 & ~umask)
                 fh.write(text)
-            staged.append((Path(tmp), path))
         for tmp, path in staged:
             backup = None
             if path.exists():

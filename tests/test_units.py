@@ -291,3 +291,35 @@ def test_a_run_over_clones_warms_up_without_scanning_installed_packages(tmp_path
             for i in range(2)]
     _warm_imports(jobs)
     assert not (SOURCES._entry_points_read or ENGINES._entry_points_read or RENDERERS._entry_points_read)
+
+
+_WRITE_UNTIL_FULL = """
+import resource, signal, sys
+from pathlib import Path
+from repobrief.errors import RepobriefError
+from repobrief.output import write_atomically
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # a disk that fills up half way
+out = Path(sys.argv[1])
+try:
+    write_atomically({out / "a.md": "small", out / "b.json": "x" * 100_000})
+except RepobriefError as e:
+    print(e)
+"""
+
+
+def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
+    """A full disk while writing the second report: the first is not placed, the old
+    files stay, and no temporary file is left in the folder."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.md").write_text("last week's", encoding="utf-8")
+    got = subprocess.run([sys.executable, "-c", _WRITE_UNTIL_FULL, str(out)], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    assert "cannot write" in got.stdout and "File too large" in got.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["a.md"]
+    assert (out / "a.md").read_text(encoding="utf-8") == "last week's"
