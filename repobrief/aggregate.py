@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from .analysis.themes import WeekSample, pick_report_themes
 from .config import Settings
@@ -101,7 +102,7 @@ def compute_stats(
     hist_counts = [len(w.prs) for w in history]
     n = len(prs)
     prev = hist_counts[-1] if hist_counts else None
-    stats = {
+    stats: dict[str, Any] = {
         "merged_prs": n,
         "direct_commits": len(direct),
         "contributors": len(authors),

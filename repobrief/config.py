@@ -172,7 +172,7 @@ def _bad(option: str, value: Any, expected: str, choices: tuple[str, ...] | list
 def _coerce(value: Any, tp: Any, where: str) -> Any:
     """Check and convert a TOML value to the dataclass field type `tp`."""
     origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise ConfigError(f"option {where!r} must be a table, got {type(value).__name__}")
         return _build(tp, value, where)

@@ -210,13 +210,13 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     text, what, tests, headings = sort_sections(
         (heading, _substantive("\n".join(pieces))) for heading, pieces in sections if heading not in DROP_HEADINGS
     )
-    m = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
+    footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
     return CleanBody(
         text=text,
         what=what,
         tests=tests,
-        breaking_note=m.group(1).strip() if m else None,
+        breaking_note=footer.group(1).strip() if footer else None,
         checked=checked,
         issue_refs=refs,
         headings=headings,

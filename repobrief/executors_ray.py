@@ -170,10 +170,15 @@ class LLMPool:
         except RepobriefError:
             pass  # the worker's ChatClient writes the same entry; the answer is not lost
 
-    async def _acquire(self, tried: set[str]) -> _Endpoint | None:
+    def _condition(self) -> asyncio.Condition:
+        # Made on first use, inside the actor's event loop.
         if self._cond is None:
             self._cond = asyncio.Condition()
-        async with self._cond:
+        return self._cond
+
+    async def _acquire(self, tried: set[str]) -> _Endpoint | None:
+        cond = self._condition()
+        async with cond:
             while True:
                 left = [e for e in self._endpoints if e.base_url not in tried]
                 if not left:
@@ -186,12 +191,13 @@ class LLMPool:
                     ep = min(free, key=lambda e: (e.busy / e.limit, e.sent))
                     ep.busy += 1
                     return ep
-                await self._cond.wait()
+                await cond.wait()
 
     async def _release(self, ep: _Endpoint) -> None:
-        async with self._cond:
+        cond = self._condition()
+        async with cond:
             ep.busy -= 1
-            self._cond.notify_all()
+            cond.notify_all()
 
     async def _send(self, request: dict, timeout: float) -> dict:
         import openai
@@ -393,6 +399,7 @@ class RayExecutor(Executor):
         llm_jobs = [j for j in jobs if j.settings.engine == "llm" and not j.offline]
         if not llm_jobs:
             return None
+        endpoints: list[dict[str, Any]]
         if self.settings.endpoints:
             endpoints = [{"base_url": e.base_url, "concurrency": e.concurrency, "api_key_env": e.api_key_env}
                          for e in self.settings.endpoints]

@@ -15,6 +15,7 @@ import tomllib
 from datetime import date, timedelta
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from .config import LANGUAGES
 from .errors import UsageError
@@ -33,7 +34,7 @@ class Catalog:
     def t(self, key: str, /, **kw) -> str:
         """The message `key` (dotted path) formatted with `kw` (positional-only: a
         template may itself have a `{key}` field, as `detail.removed_key` does)."""
-        node = self.m
+        node: Any = self.m
         for part in key.split("."):
             node = node[part]
         if kw:

@@ -82,7 +82,9 @@ def build_site(
 
     if generate is None:
         # Every week from one read of the history, not one read per week.
-        from .pipeline import generate_reports as generate
+        from .pipeline import generate_reports
+
+        generate = generate_reports
     tz = parse_timezone(settings.timezone)
     last = parse_week(until_week or "last", tz, now)
     windows = week_windows(last, weeks)
@@ -217,7 +219,7 @@ def _week_summary(r: Report) -> dict:
 
 def _neighbours(all_weeks: list[str], new: set[str]) -> list[str]:
     """Archived weeks directly before or after a newly written week."""
-    out = set()
+    out: set[str] = set()
     for i, week in enumerate(all_weeks):
         if week in new:
             out.update(all_weeks[j] for j in (i - 1, i + 1) if 0 <= j < len(all_weeks) and all_weeks[j] not in new)

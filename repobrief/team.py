@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -122,7 +123,7 @@ class Team:
     overrides: list[dict]  # per repository: the other repobrief options of its table
     base_dir: Path  # the team config's folder; relative paths start here
 
-    def keep_only(self, only: list[str], config: str | Path) -> None:
+    def keep_only(self, only: list[str], config: str | os.PathLike) -> None:
         """Keep the repositories named in `only` (by name or source); an unknown one is a usage error."""
         keep = [i for i, e in enumerate(self.entries) if e.name in only or e.source in only]
         missing = set(only) - {self.entries[i].name for i in keep} - {self.entries[i].source for i in keep}
@@ -136,7 +137,7 @@ class Team:
 _ENTRY_KEYS = {f for f in RepositoryEntry.__dataclass_fields__}
 
 
-def load_team(path: str | Path) -> Team:
+def load_team(path: str | os.PathLike) -> Team:
     """Read and check a team config; relative paths are resolved against its folder."""
     path = Path(path)
     if path.is_dir():

@@ -35,7 +35,7 @@ class AnalysisContext:
     def core_hits(self, pr: PullRequest) -> list[str]:
         """The core paths a PR touches."""
         core = tuple(self.core_paths)
-        hits = set()
+        hits: set[str] = set()
         for f in pr.files:
             hits.update(_core_matches(f.path, core))
         return sorted(hits)

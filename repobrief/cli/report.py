@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,6 +12,9 @@ from ..errors import UsageError
 from ..output import write_atomically
 from . import app
 from . import options as opt
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 
 def parse_formats(text: str) -> list[str]:
@@ -37,7 +41,7 @@ class _Progress:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
-        self._status = None
+        self._status: Status | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:

@@ -271,8 +271,7 @@ def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
 
 def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     """The evidence of a risk, in the report's language, from the PRs it names."""
-    prs = [facts.pr(n) for n in r.prs]
-    prs = [p for p in prs if p is not None]
+    prs = [p for p in map(facts.pr, r.prs) if p is not None]
     sep = "；" if cat.lang == "zh" else "; "
     if r.kind == "config_change":
         out = []

@@ -239,7 +239,7 @@ class LLMEngine(Engine):
         self._to_save: list[tuple[PRAnalysis, str]] = []
         self._deadline: float | None = None
         self._offline = None
-        self._ctx = None
+        self._ctx: AnalysisContext | None = None
         self._lang = settings.language if settings else "zh"
         threading.Thread(target=_preload, args=(store,), name="repobrief-llm-preload", daemon=True).start()
         if settings is not None and (refresh or _nothing_cached(store, settings)):
@@ -249,6 +249,13 @@ class LLMEngine(Engine):
 
     # ------------------------------------------------------------- plumbing
 
+    @property
+    def llm_settings(self) -> LLMSettings:
+        """The model's settings: from the constructor, or the first report's (`_setup`)."""
+        if self._llm is None:
+            raise EngineError("the llm engine has no settings", "create it as LLMEngine(settings)")
+        return self._llm
+
     def _setup(self, settings: Settings | None) -> None:
         if self._llm is None:
             if settings is None:
@@ -257,11 +264,11 @@ class LLMEngine(Engine):
             self._llm = check_settings(settings.llm)
             self.acct.model = self._llm.model
         if self._deadline is None:
-            self._deadline = time.monotonic() + self._llm.budget_seconds
+            self._deadline = time.monotonic() + self.llm_settings.budget_seconds
         if self._store is None:
             from ..store import open_store
 
-            self._store = open_store(self.settings.db or None)
+            self._store = open_store(self.settings.db if self.settings else None)
             self._own_store = True
 
     def offline(self):
@@ -306,8 +313,8 @@ class LLMEngine(Engine):
         # One engine may write several weeks (backfill): budget and accounting are per report.
         from ..llm.client import Accounting
 
-        self._deadline = time.monotonic() + self._llm.budget_seconds
-        self.acct = Accounting(model=self._llm.model)
+        self._deadline = time.monotonic() + self.llm_settings.budget_seconds
+        self.acct = Accounting(model=self.llm_settings.model)
         self.input_cuts = {}
         self.disagreements = {}
         self._ctx = ctx
@@ -328,7 +335,7 @@ class LLMEngine(Engine):
 
     def _prepare(self, prs: list[PullRequest], ctx) -> tuple[dict[int, PRAnalysis], dict[int, str]]:
         """The offline engine's analyses (the prompts' hints) and the PRs' diffs."""
-        self._lang = getattr(ctx, "lang", None) or self.settings.language
+        self._lang = getattr(ctx, "lang", None) or (self.settings.language if self.settings else self._lang)
         return self.offline().analyze_all(prs, ctx), self._read_diffs(prs, ctx)
 
     def _read_diffs(self, prs: list[PullRequest], ctx) -> dict[int, str]:
@@ -391,7 +398,7 @@ class LLMEngine(Engine):
             week_prs=week_prs,
             diff=diff,
             clean_body=body,
-            budget_tokens=self._llm.prompt_tokens_per_pr,
+            budget_tokens=self.llm_settings.prompt_tokens_per_pr,
             schema=schema,
         )
         data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
@@ -406,7 +413,7 @@ class LLMEngine(Engine):
             | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
             extra_refs=set(pr.linked_issues),
         )
-        return PRRequest(number=pr.number, messages=inp.messages, schema=schema, grounds=grounds, cuts=list(inp.cuts), llm=self._llm)
+        return PRRequest(number=pr.number, messages=inp.messages, schema=schema, grounds=grounds, cuts=list(inp.cuts), llm=self.llm_settings)
 
     async def _analyze_one(self, client, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRAnalysis:
         from ..llm.client import UnitFailed
@@ -517,7 +524,7 @@ class LLMEngine(Engine):
         items, self._to_save = self._to_save, []
         repo = getattr(self._ctx, "repository", "") or "unknown/unknown"
         try:
-            self._store.save_analyses(repo, items, model=self._llm.model, prompt_version=PROMPT_VERSION)
+            self._store.save_analyses(repo, items, model=self.llm_settings.model, prompt_version=PROMPT_VERSION)
         except Exception as e:  # noqa: BLE001 - the report does not depend on this copy
             self.acct.fallbacks.append({"unit": "store", "reason": f"analyses not stored: {e}"})
 
@@ -600,7 +607,7 @@ class LLMEngine(Engine):
             await client.aclose()
 
         sources = dict(base.sources) if base.sources else {}
-        written = f"llm:{self._llm.model}"
+        written = f"llm:{self.llm_settings.model}"
         for unit in SECTION_UNITS:
             if unit in problems_by_unit:
                 self._fallback(f"section:{unit}", "; ".join(problems_by_unit[unit][:3]))

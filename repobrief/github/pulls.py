@@ -8,7 +8,7 @@ GitHub's search returns at most 1,000 results per query, so a range whose
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -71,7 +71,7 @@ class PullRequestFetcher:
     def base_query(self) -> str:
         return f"repo:{self.repository} is:pr is:merged"
 
-    def search_pages(self, query: str, after: str | None = None) -> Iterator[tuple[int, list[Fetched], str | None, bool]]:
+    def search_pages(self, query: str, after: str | None = None) -> Generator[tuple[int, list[Fetched], str | None, bool], None, None]:
         """Pages of one search query: (issueCount, PRs, endCursor, hasNextPage)."""
         while True:
             data = self.client.graphql(

@@ -51,10 +51,15 @@ class SyncResult:
 # ---------------------------------------------------------------- coverage
 
 
+def _stored_time(text: str) -> datetime:
+    """A time the sync wrote into its own state (never empty, unlike the API's)."""
+    return datetime.fromisoformat(text)
+
+
 def _ranges(extra: dict | None) -> list[tuple[datetime, datetime]]:
     out = []
     for a, b in (extra or {}).get("ranges", []):
-        out.append((parse_time(a), parse_time(b)))
+        out.append((_stored_time(a), _stored_time(b)))
     return out
 
 
@@ -110,9 +115,9 @@ def sync_repository(
     low: datetime | None = None
     merged_from = since
     synced_since = parse_time(extra.get("since"))
-    if pending and parse_time(pending["since"]) <= since:
+    if pending and _stored_time(pending["since"]) <= since:
         # an interrupted sync that covers what is asked: continue it
-        merged_from = parse_time(pending["since"])
+        merged_from = _stored_time(pending["since"])
         low = parse_time(pending.get("low"))
         run_start = parse_time(pending.get("started")) or run_start
         result.resumed = True

@@ -18,6 +18,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ BREAKER_THRESHOLD = 3  # consecutive unreachable-endpoint failures before giving
 #: here (`chat.completions.create(**request, timeout=…)`, `close()`). A cluster executor sets
 #: it in its workers so that every request goes through one shared, bounded endpoint pool
 #: (`repobrief.executors_ray`); the cache, retries and accounting here stay as they are.
-CLIENT_FACTORY = None
+CLIENT_FACTORY: Callable[[LLMSettings], Any] | None = None
 
 
 def preload_sdk() -> None:

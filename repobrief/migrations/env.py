@@ -20,6 +20,9 @@ connection = config.attributes.get("connection")
 if connection is not None:
     _run(connection)
 else:
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("set sqlalchemy.url (repobrief's store passes its database URL or a connection)")
+    engine = create_engine(url)
     with engine.begin() as conn:
         _run(conn)

@@ -127,7 +127,7 @@ def _facts(report: Report, cat) -> dict:
 
 
 def _all_prs(report: Report, cat) -> list[dict]:
-    rows = []
+    rows: list[dict] = []
     for pr in report.pull_requests:
         a = report.analyses.get(pr.number)
         rows.append(

@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -172,19 +172,20 @@ class GitSource(Source):
         except FileNotFoundError:
             raise SourceError("the `git` command is not installed", "install git (e.g. apt-get install git)") from None
         self.stats["git_calls"] += 1
-        assert proc.stdout is not None and proc.stderr is not None
+        stdout, stderr = proc.stdout, proc.stderr
+        assert stdout is not None and stderr is not None
         if stdin is not None:
             assert proc.stdin is not None
             proc.stdin.write(stdin)
             proc.stdin.close()
         buf = b""
-        for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):
+        for chunk in iter(lambda: stdout.read(1 << 20), b""):
             buf += chunk
             records = buf.split(sep)
             buf = records.pop()
             yield from records
         yield buf
-        err = proc.stderr.read()
+        err = stderr.read()
         if proc.wait() != 0:
             raise SourceError(f"git {args[0]} failed in {str(self.path)!r}: {err.decode('utf-8', 'replace').strip()}")
 
@@ -294,7 +295,7 @@ class GitSource(Source):
             if c is not None:
                 self._commits.setdefault(c.sha, c)
 
-    def _ensure_numstat(self, changes: list[PullRequest | Commit]) -> None:
+    def _ensure_numstat(self, changes: Sequence[PullRequest | Commit]) -> None:
         """Fill in added/deleted line counts with `git log --no-walk --stdin`.
 
         Blob diffs are the one expensive thing git does for us and each commit's is

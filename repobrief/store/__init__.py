@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..errors import StoreError
 from ..models import PRAnalysis, PullRequest
@@ -185,6 +185,11 @@ class Store:
         else:
             stmt = stmt.on_conflict_do_nothing(index_elements=keys)
         conn.execute(stmt, rows)
+
+    @overload
+    def _repo_id(self, conn, name: str) -> int: ...
+    @overload
+    def _repo_id(self, conn, name: str, *, create: bool) -> int | None: ...
 
     def _repo_id(self, conn, name: str, *, create: bool = True) -> int | None:
         if name in self._repo_ids:
@@ -464,7 +469,7 @@ class Store:
         """Record how far a source has synced (replaces the previous state)."""
         from .codec import to_utc_naive
 
-        row = {
+        row: dict[str, Any] = {
             "source": source,
             "cursor": cursor,
             "last_updated": to_utc_naive(last_updated),

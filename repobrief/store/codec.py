@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import overload
 
 from ..models import Comment, FileChange, PRAnalysis, PullRequest, Reason, ReviewThread, Risk
 
@@ -21,7 +22,13 @@ def to_utc_naive(d: datetime | None) -> datetime | None:
     return d.astimezone(UTC).replace(tzinfo=None)
 
 
-def from_utc_naive(d: datetime | None) -> datetime | None:
+@overload
+def from_utc_naive(d: datetime | str) -> datetime: ...
+@overload
+def from_utc_naive(d: None) -> None: ...
+
+
+def from_utc_naive(d: datetime | str | None) -> datetime | None:
     if d is None:
         return None
     if isinstance(d, str):  # some drivers hand back text for JSON-embedded times
