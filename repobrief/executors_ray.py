@@ -33,11 +33,14 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import RepobriefError, UsageError
 from .executors import Executor, OnResult
 from .team import EndpointSettings, JobResult, RaySettings, RepoJob, run_job
+
+if TYPE_CHECKING:
+    from .store import Store
 
 __all__ = ["LLMPool", "PoolClient", "RayExecutor"]
 
@@ -102,7 +105,7 @@ class LLMPool:
             for e in endpoints
         ]
         self._store_url = store_url
-        self._store = None
+        self._store: Store | None = None
         self._cond: asyncio.Condition | None = None
         self._inflight: dict[str, asyncio.Future] = {}
         self._answers: dict[str, dict] = {}

@@ -286,8 +286,10 @@ class LLMEngine(Engine):
         from ..llm.client import ChatClient
         from ..llm.prompts import PROMPT_VERSION
 
+        if self._deadline is None:  # the budget starts with the first request
+            self._deadline = time.monotonic() + self.llm_settings.budget_seconds
         return ChatClient(
-            self._llm,
+            self.llm_settings,
             store=self._store,
             refresh=self.refresh,
             prompt_version=PROMPT_VERSION,

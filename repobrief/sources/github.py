@@ -14,12 +14,17 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..errors import SourceError, UsageError
 from ..models import PullRequest
 from ..window import Window
 from . import Source
+
+if TYPE_CHECKING:
+    from ..github.client import GitHubClient, RequestStats
+    from ..github.pulls import PullRequestFetcher
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +76,9 @@ class GitHubSource(Source):
         self.offline = offline
         self._on_wait = on_wait or _announce
         self._search_cap = search_cap
-        self._client = None
-        self._closed_stats = None
-        self._fetcher = None
+        self._client: GitHubClient | None = None
+        self._closed_stats: RequestStats | None = None
+        self._fetcher: PullRequestFetcher | None = None
         # what this run already read, so that the pipeline's overlapping windows
         # (history, calibration weeks, the week) cost one fetch
         self._read: list[tuple[datetime, datetime, list[PullRequest]]] = []
@@ -93,11 +98,11 @@ class GitHubSource(Source):
             url = normalize_api_url(self.settings.github.url)
             token = resolve_token(self.settings.github.token, url)
             gh = self.settings.github
-            self._client = GitHubClient(
+            self._client = client = GitHubClient(
                 token, url, on_wait=self._on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait
             )
             self._fetcher = PullRequestFetcher(
-                self._client, self.repository, search_cap=self._search_cap or SEARCH_CAP, branch=self.settings.branch or None
+                client, self.repository, search_cap=self._search_cap or SEARCH_CAP, branch=self.settings.branch or None
             )
         return self._fetcher
 

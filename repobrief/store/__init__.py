@@ -119,7 +119,7 @@ class Store:
         self._pending = pending  # a lazy open still under way (see open_store(lazy=True))
         self._box = box if box is not None else {}
         self._lock = threading.Lock()
-        self._schema = None
+        self._schema: Any = None  # the schema module, imported on first use
         self.new = new  # the file did not exist before this open: nothing is cached yet
 
     def wait_open(self) -> None:
