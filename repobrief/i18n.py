@@ -15,13 +15,30 @@ import tomllib
 from datetime import date, timedelta
 from functools import cache
 from importlib import resources
+from string import Formatter
 from typing import Any
 
 from .config import LANGUAGES
 from .errors import UsageError
 
-# English templates say "{count} PRs"; a count of one takes the singular.
-_SINGULAR = re.compile(r"\b(?<![\d.,])(1) (PR|contributor|line|file|week|commit|change|fix)(?:e?s)\b")
+# English templates say "{count} PRs"; a count of one takes the singular. Only the
+# template's own words change: the values put in (PR titles among them) stay as written.
+_PLURAL_AFTER_FIELD = re.compile(r"^ (PR|contributor|line|file|week|commit|change|fix)(?:e?s)\b")
+
+
+@cache
+def _pieces(template: str, singular: bool) -> tuple[tuple[str, str | None, str | None], ...]:
+    """`template` as (literal, field, the literal's start after a field equal to "1")."""
+    out = []
+    prev_field = None
+    for literal, field, spec, conv in Formatter().parse(template):
+        if spec or conv:
+            raise ValueError(f"message templates take plain fields, not {{{field}:{spec}}}")
+        m = _PLURAL_AFTER_FIELD.match(literal) if singular and prev_field else None
+        out.append((literal, field, f" {m[1]}" + literal[m.end():] if m else None))
+        prev_field = field
+    return tuple(out)
+
 
 SECTION_ORDER = ("summary", "key_changes", "trends", "risks", "table", "recommendations")
 
@@ -37,10 +54,16 @@ class Catalog:
         node: Any = self.m
         for part in key.split("."):
             node = node[part]
-        if kw:
-            text = node.format(**kw)
-            return _SINGULAR.sub(r"\1 \2", text) if self.lang == "en" else text
-        return node
+        if not kw:
+            return node
+        out = []
+        value = None
+        for literal, field, after_one in _pieces(node, self.lang == "en"):
+            out.append(after_one if after_one is not None and value == "1" else literal)
+            if field is not None:
+                value = str(kw[field])
+                out.append(value)
+        return "".join(out)
 
     def get(self, section: str, key: str, default: str | None = None) -> str | None:
         return self.m.get(section, {}).get(key, default)

@@ -323,3 +323,14 @@ def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
     assert "cannot write" in got.stdout and "File too large" in got.stdout
     assert sorted(p.name for p in out.iterdir()) == ["a.md"]
     assert (out / "a.md").read_text(encoding="utf-8") == "last week's"
+
+
+def test_english_counts_of_one_are_singular_but_titles_stay_as_written(tmp_path):
+    """"1 PR", "1 line": the templates' own words take the singular; a PR title that
+    says "1 files" is quoted as its author wrote it."""
+    rep = _week_report(tmp_path, [("fix: keep 1 files per 1 commits (#1)", "2026-03-02T10:00:00+00:00",
+                                   lambda b: {"pkg/core/b.py": "one line\n"})])
+    assert "Keep 1 files per 1 commits" in rep.analyses[1].key_contribution
+    summary = rep.sections.summary
+    assert "merged 1 PR " in summary and "(1 PR)" in summary and "adding 1 line " in summary
+    assert "1 PRs" not in summary and "1 lines" not in summary

@@ -132,7 +132,7 @@ def summary(facts: WeekFacts) -> str:
             direct=direct,
         )
     ]
-    areas = [_theme_label(cat, t) for t in facts.report_themes[:3]]
+    areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in facts.report_themes[:3]]
     if areas:
         parts.append(cat.t("summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked()
@@ -159,12 +159,6 @@ def summary(facts: WeekFacts) -> str:
     if top is not None:
         parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{top.title.lower()} ({cat.prs(top.prs[:3])})"))
     return ("" if cat.lang == "zh" else " ").join(parts)
-
-
-def _theme_label(cat: Catalog, t: Theme) -> str:
-    if cat.lang == "zh":
-        return f"{t.name}（{t.count}个PR）"
-    return f"{t.name} ({t.count} PRs)"
 
 
 def key_changes(facts: WeekFacts) -> list[Item]:
