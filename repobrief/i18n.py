@@ -29,13 +29,13 @@ _PLURAL_AFTER_FIELD = re.compile(r"^ (PR|contributor|line|file|week|commit|chang
 @cache
 def _pieces(template: str, singular: bool) -> tuple[tuple[str, str | None, str | None], ...]:
     """`template` as (literal, field, the literal's start after a field equal to "1")."""
-    out = []
+    out: list[tuple[str, str | None, str | None]] = []
     prev_field = None
     for literal, field, spec, conv in Formatter().parse(template):
         if spec or conv:
             raise ValueError(f"message templates take plain fields, not {{{field}:{spec}}}")
-        m = _PLURAL_AFTER_FIELD.match(literal) if singular and prev_field else None
-        out.append((literal, field, f" {m[1]}" + literal[m.end():] if m else None))
+        plural = _PLURAL_AFTER_FIELD.match(literal) if singular and prev_field else None
+        out.append((literal, field, f" {plural[1]}" + literal[plural.end():] if plural else None))
         prev_field = field
     return tuple(out)
 
