@@ -334,3 +334,23 @@ def test_english_counts_of_one_are_singular_but_titles_stay_as_written(tmp_path)
     summary = rep.sections.summary
     assert "merged 1 PR " in summary and "(1 PR)" in summary and "adding 1 line " in summary
     assert "1 PRs" not in summary and "1 lines" not in summary
+
+
+def test_both_catalogs_have_the_same_messages_with_plain_fields():
+    """A message missing in one language fails here rather than in the report of the
+    one week that needs it. (Fields may differ: "and 3 more" / "等5个" take different
+    numbers, and callers pass both.)"""
+    from repobrief.i18n import _pieces, catalog
+
+    def leaves(node, path=()):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield from leaves(v, (*path, k))
+        else:
+            yield ".".join(path), node
+
+    en, zh = dict(leaves(catalog("en").m)), dict(leaves(catalog("zh").m))
+    assert en.keys() == zh.keys()
+    for key, text in en.items():
+        if isinstance(text, str):
+            _pieces(text, True), _pieces(zh[key], False)  # raises on `{field:spec}`, which t() does not fill
