@@ -251,10 +251,11 @@ def find_config_file(start: Path) -> Path | None:
         py = folder / "pyproject.toml"
         if py.is_file():
             try:
-                if "repobrief" in tomllib.loads(py.read_text(encoding="utf-8")).get("tool", {}):
-                    return py
+                tool = tomllib.loads(py.read_text(encoding="utf-8")).get("tool")
             except (tomllib.TOMLDecodeError, UnicodeDecodeError):
                 continue
+            if isinstance(tool, dict) and "repobrief" in tool:
+                return py
     return None
 
 
@@ -266,7 +267,11 @@ def read_config_file(path: Path) -> dict:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"config file {str(path)!r} is not valid TOML: {e}") from None
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("repobrief", {})
+        tool = data.get("tool", {})
+        data = tool.get("repobrief", {}) if isinstance(tool, dict) else None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {str(path)!r}: tool.repobrief must be a table ([tool.repobrief]), "
+                              f"not {type(data if isinstance(tool, dict) else tool).__name__}")
     return data
 
 

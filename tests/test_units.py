@@ -131,6 +131,18 @@ def test_pyproject_section_is_found(tmp_path):
         load_settings(tmp_path, env={"REPOBRIEF_LANGAUGE": "en"})
 
 
+def test_a_pyproject_whose_tool_entry_is_not_a_table(tmp_path):
+    """A project's own pyproject may say anything under `tool`: one without a
+    [tool.repobrief] table is not a repobrief config; a `tool.repobrief` that is not
+    a table is an error that says so (it once crashed settings loading)."""
+    py = tmp_path / "pyproject.toml"
+    py.write_text('tool = "repobrief"\n', encoding="utf-8")
+    assert load_settings(tmp_path, env={}).source_file == ""
+    py.write_text("[tool]\nrepobrief = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tool.repobrief must be a table \(\[tool.repobrief\]\), not int"):
+        load_settings(tmp_path, env={})
+
+
 def test_markdown_escaping_is_inert():
     assert md_text("a | b\nc") == "a \\| b c"
     assert md_text("[click](javascript:alert(1))") == "\\[click\\](javascript:alert(1))"
