@@ -268,10 +268,11 @@ def read_config_file(path: Path) -> dict:
         raise ConfigError(f"config file {str(path)!r} is not valid TOML: {e}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
-        data = tool.get("repobrief", {}) if isinstance(tool, dict) else None
-        if not isinstance(data, dict):
+        ours = tool.get("repobrief", {}) if isinstance(tool, dict) else tool
+        if not isinstance(ours, dict):
             raise ConfigError(f"config file {str(path)!r}: tool.repobrief must be a table ([tool.repobrief]), "
-                              f"not {type(data if isinstance(tool, dict) else tool).__name__}")
+                              f"not {type(ours).__name__}")
+        return ours
     return data
 
 

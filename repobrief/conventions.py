@@ -31,7 +31,10 @@ TYPES = ("feat", "fix", "perf", "refactor", "docs", "test", "ci", "build", "deps
 _LEADING_TAGS = re.compile(r"^\s*((?:\[[^\]]{1,80}\]\s*)+)")
 _TAG = re.compile(r"\[([^\]]+)\]")
 _CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]{1,60})\))?(?P<bang>!)?\s*:\s*(?P<desc>.+)$")
-_PR_SUFFIX = re.compile(r"\s*\(#(\d+)\)\s*$")
+# A PR or issue number: GitHub's are far below 10**9; longer digit runs are not references
+# (and would not fit the store's or the JSON encoder's 64-bit integers).
+NUMBER = r"(\d{1,9})(?!\d)"
+_PR_SUFFIX = re.compile(r"\s*\(#" + NUMBER + r"\)\s*$")
 _BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?change)?$", re.IGNORECASE)
 # Words at the start of a plain title that tell its type.
 _PLAIN_TYPE_WORDS = [
@@ -135,8 +138,8 @@ class CleanBody:
 # back from each `#` is much cheaper than scanning long bodies with the alternation.
 # Searched one at a time: each starts with a literal the regex engine skips to fast,
 # where their alternation was tried at every character.
-_HASH_NUMBER = re.compile(r"#(\d+)")
-_ISSUE_URL = re.compile(r"/issues/(\d+)")
+_HASH_NUMBER = re.compile("#" + NUMBER)
+_ISSUE_URL = re.compile("/issues/" + NUMBER)
 _REF_BEFORE = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to)?|refs?|see|issues?|rfc)\W{0,3}(?:[\w.-]+/[\w.-]+)?$", re.I)
 
 

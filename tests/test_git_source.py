@@ -143,6 +143,21 @@ def test_odd_messages_huge_bodies_and_many_files(tmp_path):
     assert "<script>" in prs[34].title  # kept verbatim; renderers escape it
 
 
+def test_pr_numbers_from_squash_subjects_that_look_like_merges_or_overflow(tmp_path):
+    """A squash merge's `(#N)` names its PR even when the PR's title reads like a merge
+    commit; a digit run no PR could have is no reference (it once crashed the JSON
+    report and the store, which hold 64-bit integers)."""
+    b = GitRepoBuilder(tmp_path / "n")
+    b.commit("init", "2026-02-01T10:00:00+00:00", {"a.py": "a\n"})
+    b.commit("Merge pull request #12 from upstream/main (#456)\n\nSync with upstream.", "2026-03-02T10:00:00+00:00",
+             {"a.py": "b\n"})
+    b.commit("feat: huge (#99999999999999999999)", "2026-03-03T10:00:00+00:00", {"a.py": "c\n"})
+    src = GitSource(str(b.path))
+    prs = list(src.iter_pull_requests(W10))
+    assert [(p.number, p.title) for p in prs] == [(456, "Merge pull request #12 from upstream/main (#456)")]
+    assert [c.subject for c in src.direct_commits(W10)] == ["feat: huge (#99999999999999999999)"]
+
+
 def test_read_diffs_returns_bounded_config_hunks(tmp_path):
     b = GitRepoBuilder(tmp_path / "d")
     b.commit("init", "2026-03-01T10:00:00+00:00", {"conf/trainer.yaml": "sched: cosine\nlr: 1\n", "x.py": "x\n"})

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ..conventions import NUMBER
 from ..errors import SourceError
 from ..models import Commit, FileChange, PullRequest
 from ..window import Window
 from . import Source
 
-_PR_MERGE = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)(?:/(\S+))?")
-_PR_SQUASH = re.compile(r"\(#(\d+)\)\s*$")
+_PR_MERGE = re.compile(r"^Merge pull request #" + NUMBER + r" from ([^/\s]+)(?:/(\S+))?")
+_PR_SQUASH = re.compile(r"\(#" + NUMBER + r"\)\s*$")
 _BRANCH_MERGE = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
 _REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
@@ -377,7 +378,9 @@ class GitSource(Source):
 
     def _as_pr(self, c: _RawCommit, when: datetime, via: str | None) -> PullRequest | None:
         subject = c.subject
-        m = _PR_MERGE.match(subject)
+        # A squash merge ends with its PR's number, whatever its title says: a PR titled
+        # "Merge pull request #12 from upstream/main" lands as "… (#456)".
+        m = _PR_MERGE.match(subject) if len(c.parents) > 1 or not _PR_SQUASH.search(subject) else None
         if m:
             number = int(m.group(1))
             lines = [ln.strip() for ln in c.body.split("\n")]
