@@ -61,6 +61,17 @@ def parse_timezone(name: str | None) -> ZoneInfo:
         ) from None
 
 
+# Years a report can cover: its baseline reaches months back and its end a week on,
+# which the calendar's ends (years 1 and 9999) cannot hold; git has no earlier dates.
+YEARS = (1970, 9998)
+
+
+def _in_years(day: date, what: str) -> date:
+    if not YEARS[0] <= day.year <= YEARS[1]:
+        raise UsageError(f"{what} is outside the years repobrief reports on ({YEARS[0]}–{YEARS[1]})")
+    return day
+
+
 def iso_week_window(day: date, tz: tzinfo) -> Window:
     """The ISO week (Monday 00:00 to next Monday 00:00 in `tz`) containing `day`."""
     monday = day - timedelta(days=day.isoweekday() - 1)
@@ -70,8 +81,8 @@ def iso_week_window(day: date, tz: tzinfo) -> Window:
     return Window(start, end, tz, f"{y}-W{w:02d}")
 
 
-def parse_week(text: str, tz: tzinfo, now: datetime | None = None) -> Window:
-    """`2026-W26` / `2026W26` / `last` (the last complete week) / `this`."""
+def parse_week(text: str, tz: tzinfo, now: datetime | None = None, option: str = "--week") -> Window:
+    """`2026-W26` / `2026W26` / `last` (the last complete week) / `this` (`option`: the flag it came from)."""
     now = (now or datetime.now(tz)).astimezone(tz)
     t = text.strip()
     if t.lower() == "last":
@@ -80,20 +91,21 @@ def parse_week(text: str, tz: tzinfo, now: datetime | None = None) -> Window:
         return iso_week_window(now.date(), tz)
     m = _WEEK_RE.match(t)
     if not m:
-        raise UsageError(f"invalid --week {text!r}; valid forms: {WEEK_FORMS}")
+        raise UsageError(f"invalid {option} {text!r}; valid forms: {WEEK_FORMS}")
     year, week = int(m.group(1)), int(m.group(2))
     try:
         monday = date.fromisocalendar(year, week, 1)
     except ValueError:
-        raise UsageError(f"invalid --week {text!r}: {year} has no ISO week {week}; valid forms: {WEEK_FORMS}") from None
-    return iso_week_window(monday, tz)
+        raise UsageError(f"invalid {option} {text!r}: {year} has no ISO week {week}; valid forms: {WEEK_FORMS}") from None
+    return iso_week_window(_in_years(monday, f"{option} {text!r}"), tz)
 
 
 def parse_date(text: str, option: str) -> date:
     try:
-        return date.fromisoformat(text.strip())
+        day = date.fromisoformat(text.strip())
     except ValueError:
         raise UsageError(f"invalid {option} {text!r}; use a date such as 2026-06-22 (YYYY-MM-DD)") from None
+    return _in_years(day, f"{option} {text!r}")
 
 
 def date_range_window(since: str, until: str, tz: tzinfo) -> Window:
@@ -125,7 +137,7 @@ def resolve_window(
 
 def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -> list[Window]:
     """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …)."""
-    a, b = parse_week(first, tz, now), parse_week(last, tz, now)
+    a, b = parse_week(first, tz, now, "--from"), parse_week(last, tz, now, "--to")
     if b.start < a.start:
         raise UsageError(f"--to {last} is before --from {first}; give the earlier week first")
     weeks = [a]

@@ -13,7 +13,7 @@ from repobrief.config import load_settings
 from repobrief.conventions import clean_body, first_sentence, parse_title
 from repobrief.errors import ConfigError, UsageError
 from repobrief.render.markdown import md_line, md_text
-from repobrief.window import parse_timezone, parse_week, resolve_window
+from repobrief.window import parse_timezone, parse_week, resolve_window, week_range
 
 
 @pytest.mark.parametrize(
@@ -90,6 +90,13 @@ def test_weeks_and_ranges():
         resolve_window(None, "2026-06-28", "2026-06-22", sh)
     with pytest.raises(UsageError, match="either --week or --since"):
         resolve_window("last", "2026-06-01", None, sh)
+    # The calendar's ends: a usage error, not an overflow deep in the baseline's dates.
+    for week, since, until in (("9999-W52", None, None), ("0001-W01", None, None), (None, "1800-01-01", "2026-12-31"),
+                               (None, "9999-12-31", "9999-12-31")):
+        with pytest.raises(UsageError, match="outside the years repobrief reports on"):
+            resolve_window(week, since, until, sh)
+    with pytest.raises(UsageError, match="--to '9999-W52' is outside"):
+        week_range("2026-W01", "9999-W52", sh)
 
 
 def test_config_file_env_and_flags(tmp_path):
