@@ -261,7 +261,7 @@ def _span_diffs(source, settings: Settings, windows: list[Window]) -> dict[int, 
 
 def read_diffs(source, prs: list[PullRequest], settings: Settings) -> dict[int, str]:
     """The diffs detectors need, for all `prs` in one source call."""
-    paths = sorted({p for pr in prs for p in files_to_read(pr)})
+    paths = {pr.number: files for pr in prs if (files := files_to_read(pr))}
     return source.read_diffs(prs, paths, settings.diff_max_bytes, lines=DIFF_LINES) if paths else {}
 
 

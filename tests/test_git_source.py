@@ -164,13 +164,65 @@ def test_read_diffs_returns_bounded_config_hunks(tmp_path):
     b.commit("rename sched (#40)", "2026-03-03T10:00:00+00:00", {"conf/trainer.yaml": "scheduler: cosine\nlr: 1\n", "x.py": "y\n"})
     src = GitSource(str(b.path))
     prs = list(src.iter_pull_requests(W10))
-    diffs = src.read_diffs(prs, ["conf/trainer.yaml"], 10_000)
+    diffs = src.read_diffs(prs, {40: ["conf/trainer.yaml"]}, 10_000)
     assert "-sched: cosine" in diffs[40] and "+scheduler: cosine" in diffs[40]
     assert "x.py" not in diffs[40]
-    assert len(src.read_diffs(prs, ["conf/trainer.yaml"], 20)[40]) == 20
-    assert src.read_diffs(prs, [], 100) == {}
-    only = src.read_diffs(prs, ["conf/trainer.yaml", "x.py"], 10_000, lines=r"[^\n]*:")
+    assert len(src.read_diffs(prs, {40: ["conf/trainer.yaml"]}, 20)[40]) == 20
+    assert src.read_diffs(prs, {}, 100) == {}
+    only = src.read_diffs(prs, {40: ["conf/trainer.yaml", "x.py"]}, 10_000, lines=r"[^\n]*:")
     assert "+scheduler: cosine" in only[40] and "+y" not in only[40] and "diff --git a/x.py" in only[40]
+
+
+@pytest.mark.parametrize("path", ["conf/é.yaml", 'conf/we"ird\\back\tslash.yaml', "conf/x b/train.yaml"])
+def test_diff_headers_name_the_file_whatever_its_path_or_the_users_prefixes(tmp_path, path):
+    """Git quotes unusual paths in diff headers and a user's `diff.noprefix` drops the
+    a/ b/ prefixes; the detectors still see the key removed, in the right file."""
+    from repobrief.analysis.files import diff_header_path
+
+    b = GitRepoBuilder(tmp_path / "q")
+    b.commit("init", "2026-03-01T10:00:00+00:00", {path: "sched: cos\nlr: 1\n"})
+    b.commit("drop lr (#1)", "2026-03-03T10:00:00+00:00", {path: "sched: cos\n"})
+    git(b.path, "config", "diff.noprefix", "true")
+    src = GitSource(str(b.path))
+    diff = src.read_diffs(list(src.iter_pull_requests(W10)), {1: [path]}, 10_000)[1]
+    header = diff.splitlines()[0]
+    assert diff_header_path(header) == path and "-lr: 1" in diff
+    from repobrief.analysis.risks import _config_changes
+
+    pr = next(src.iter_pull_requests(W10))
+    assert _config_changes(pr, diff) == [f"config key removed: lr ({path})"]
+
+
+def test_a_prs_diff_does_not_depend_on_the_prs_read_with_it(tmp_path):
+    """PR 1 adds a config file (not read for it) that PR 2 edits (read for PR 2): read
+    together, PR 1's diff still holds only its own files, as when read alone."""
+    b = GitRepoBuilder(tmp_path / "t")
+    b.commit("init", "2026-03-01T10:00:00+00:00", {"README.md": "hi\n"})
+    b.commit("add config (#1)", "2026-03-03T10:00:00+00:00", {"conf/new.yaml": "torch: 2.6.0\n", "README.md": "pip install torch==2.5.0\n"})
+    b.commit("edit config (#2)", "2026-03-04T10:00:00+00:00", {"conf/new.yaml": "torch: 2.7.0\n"})
+    src = GitSource(str(b.path))
+    prs = list(src.iter_pull_requests(W10))
+    alone = src.read_diffs(prs[:1], {1: ["README.md"]}, 10_000)
+    together = src.read_diffs(prs, {1: ["README.md"], 2: ["conf/new.yaml"]}, 10_000)
+    assert together[1] == alone[1] and "conf/new.yaml" not in together[1]
+    assert "+torch: 2.7.0" in together[2]
+
+
+def test_a_long_diff_keeps_whole_files_when_lines_are_filtered(tmp_path):
+    """Cut at `max_bytes` mid-file, a diff of changed values loses its added lines
+    and reads as removed keys; filtered diffs keep whole files or leave them out."""
+    b = GitRepoBuilder(tmp_path / "w")
+    b.commit("init", "2026-03-01T10:00:00+00:00", {"conf/big.yaml": "".join(f"key_{i}: {i}\n" for i in range(3000)),
+                                                 "conf/small.yaml": "a: 1\n"})
+    b.commit("quote values (#1)", "2026-03-03T10:00:00+00:00", {"conf/big.yaml": "".join(f"key_{i}: '{i}'\n" for i in range(3000)),
+                                                               "conf/small.yaml": "b: 1\n"})
+    src = GitSource(str(b.path))
+    prs = list(src.iter_pull_requests(W10))
+    diff = src.read_diffs(prs, {1: ["conf/big.yaml", "conf/small.yaml"]}, 2_000, lines=r"[^\n]*:")[1]
+    assert "big.yaml" not in diff and "-a: 1" in diff and "+b: 1" in diff and len(diff) <= 2_000
+    from repobrief.analysis.risks import _config_changes
+
+    assert _config_changes(prs[0], diff) == ["config key renamed a -> b in conf/small.yaml"]
 
 
 def test_history_reads_paths_without_line_counts(flask_like):

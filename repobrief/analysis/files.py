@@ -81,6 +81,14 @@ def is_minor(path: str) -> bool:
     return is_doc(path) or is_test(path) or is_ci(path) or is_example(path)
 
 
+def diff_header_path(line: str) -> str:
+    """The path of a `diff --git a/PATH b/PATH` line as the git source writes them
+    (`read_diffs`: no renames, so both halves name the same file, which may itself
+    contain " b/")."""
+    rest = line[len("diff --git "):]
+    return rest[2:2 + (len(rest) - 5) // 2]
+
+
 def path_matches(path: str, globs: list[str] | tuple[str, ...]) -> bool:
     """A path matches a glob (`verl/trainer/**`, `*.yaml`) or a plain directory prefix."""
     exact, prefixes, rx = _matcher(tuple(globs))

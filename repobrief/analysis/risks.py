@@ -80,7 +80,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         out.append(Risk("dependency_change", "medium", [n], ev))
     big = max(1000, _p95(ctx.calibration_lines))
     if pr.lines_known and pr.lines >= big:
-        out.append(Risk("large_change", "medium", [n], [f"{pr.lines:,} changed lines in {len(pr.files):,} files"]))
+        out.append(Risk("large_change", "medium", [n], [f"{pr.lines:,} changed lines in {len(pr.files):,} file{'s' * (len(pr.files) != 1)}"]))
     if pr.discussion_known:
         from .discussion import discussion_risks
 
@@ -103,7 +103,7 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     current = ""
     for line in diff.splitlines():
         if line.startswith("diff --git"):
-            current = line.rsplit(" b/", 1)[-1]
+            current = fk.diff_header_path(line)
             continue
         if line.startswith(("+++", "---")) or not (fk.is_config(current) or current.endswith((".yaml", ".yml"))):
             continue
@@ -174,7 +174,7 @@ def _version_mismatch(prs: list[PullRequest], diffs: dict[int, str]) -> list[Ris
         current = ""
         for line in diffs.get(pr.number, "").splitlines():
             if line.startswith("diff --git"):
-                current = line.rsplit(" b/", 1)[-1]
+                current = fk.diff_header_path(line)
                 continue
             if not line.startswith("+") or line.startswith("+++"):
                 continue

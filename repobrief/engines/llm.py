@@ -344,7 +344,7 @@ class LLMEngine(Engine):
         source = getattr(ctx, "source", None)
         if source is not None and hasattr(source, "read_diffs"):
             try:
-                paths = sorted({f.path for pr in prs for f in pr.files})  # read_diffs takes exact paths
+                paths = {pr.number: [f.path for f in pr.files] for pr in prs}
                 return source.read_diffs(prs, paths, DIFF_MAX_BYTES) or {}
             except Exception as e:  # noqa: BLE001 - diffs are an optional input
                 self.acct.fallbacks.append({"unit": "diffs", "reason": f"could not read diffs: {e}"})

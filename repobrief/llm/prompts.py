@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..analysis.files import diff_header_path
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
 
@@ -112,8 +113,7 @@ def split_hunks(diff: str) -> list[tuple[str, str]]:
         if line.startswith("diff --git"):
             flush()
             cur = []
-            m = re.search(r" b/(.+)$", line)
-            path = m.group(1) if m else path
+            path = diff_header_path(line)
         elif line.startswith("+++ "):
             p = line[4:].strip()
             path = p[2:] if p.startswith("b/") else path

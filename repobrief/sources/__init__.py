@@ -63,12 +63,12 @@ class Source(ABC):
         return None
 
     def read_diffs(
-        self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
+        self, prs: list[PullRequest], paths: dict[int, list[str]], max_bytes: int, *, lines: str | None = None
     ) -> dict[int, str]:
-        """Unified diffs (added/removed lines) of `prs`, limited to the files `paths`
-        (paths relative to the repository root), at most `max_bytes` per PR. With
-        `lines` (a regular expression), only `diff --git` headers and the +/- lines it
-        matches are kept. Empty when the source has no diffs."""
+        """Unified diffs (added/removed lines) of `prs`, each limited to its files in
+        `paths` (by PR number; paths relative to the repository root), at most
+        `max_bytes` per PR. With `lines` (a regular expression), only `diff --git`
+        headers and the +/- lines it matches are kept. Empty when the source has no diffs."""
         return {}
 
     def latest_release(self) -> str | None:

@@ -578,23 +578,30 @@ class GitSource(Source):
             self._authors_proc = None
 
     def read_diffs(
-        self, prs: list[PullRequest], paths: list[str], max_bytes: int, *, lines: str | None = None
+        self, prs: list[PullRequest], paths: dict[int, list[str]], max_bytes: int, *, lines: str | None = None
     ) -> dict[int, str]:
-        """Diffs (-U0) of the PRs limited to `paths`.
+        """Diffs (-U0) of the PRs, each limited to its files in `paths`, each file's starting with a
+        `diff --git a/PATH b/PATH` line that names the file as it is (see
+        `files.diff_header_path`), whatever git's quoting and the user's prefixes.
 
         Commits go to `git log --stdin` in batches, each with only its own commits'
         paths as literal pathspecs: git matches every changed file against every
         pathspec, so one call with the paths of a whole history would be quadratic.
-        Batches run on all cores."""
-        selected = set(paths)
+        A PR's diff keeps only its own files (a batch's pathspecs are the union of its
+        commits'), so it is the same whichever PRs share its batch.
+        With `lines` (only some lines wanted, as the detectors read them), a diff
+        longer than `max_bytes` keeps whole files: a file cut between a hunk's removed
+        and added lines would read as removed keys. Batches run on all cores."""
         jobs: list[tuple[dict[str, int], list[str]]] = []
         batch: dict[str, int] = {}
         batch_paths: set[str] = set()
+        own: dict[str, set[str]] = {}
         for pr in prs:
-            mine = [f.path for f in pr.files if f.path in selected]
+            mine = paths.get(pr.number)
             if not pr.sha or not mine:
                 continue
             batch[pr.sha] = pr.number
+            own[pr.sha] = set(mine)
             batch_paths.update(mine)
             if len(batch) >= DIFF_BATCH:
                 jobs.append((batch, sorted(batch_paths)))
@@ -608,19 +615,25 @@ class GitSource(Source):
         def run(job: tuple[dict[str, int], list[str]]) -> dict[int, str]:
             wanted, spec = job
             args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
-                    "--no-color", "--no-ext-diff", "--format=%x1e%H"]
+                    "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x1e%H"]
             stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in spec)]).encode("utf-8", "replace") + b"\n"
             got: dict[int, str] = {}
             # Records are cut as they arrive, with one C-level regex pass when only some
             # lines are wanted: filtering line by line in Python costs more than git's diff.
             for rec in self._stream(args, stdin=stdin):
-                sha, _, diff = rec.partition(b"\n")
-                number = wanted.get(sha.strip().decode())
+                head, _, diff = rec.partition(b"\n")
+                sha = head.strip().decode()
+                number = wanted.get(sha)
                 if number is None or not diff:
                     continue
+                files = _own_files(diff, own[sha])
                 if keep is not None:
-                    diff = b"\n".join(keep.findall(diff))
-                got[number] = diff[:max_bytes].decode("utf-8", "replace")
+                    files = [b"\n".join(keep.findall(f)) for f in files]
+                    diff = _whole_files(files, max_bytes)
+                else:
+                    diff = b"\n".join(files)[:max_bytes]
+                if diff:
+                    got[number] = diff.decode("utf-8", "replace")
             return got
 
         out: dict[int, str] = {}
@@ -633,6 +646,61 @@ class GitSource(Source):
                 for got in pool.map(run, jobs):
                     out.update(got)
         return out
+
+
+_DIFF_HEADER = b"diff --git "
+_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13,
+              ord('"'): 34, ord("\\"): 92}
+
+
+def _header_path(header: bytes) -> bytes:
+    """The path in git's `a/PATH b/PATH` (after "diff --git "): both halves name the
+    same file without renames; git writes a path with unusual bytes as a C string,
+    `"a/conf/\\303\\251.yaml" "b/…"`."""
+    if not header.startswith(b'"'):
+        return header[2:2 + (len(header) - 5) // 2]
+    out = bytearray()
+    i = 1
+    while i < len(header) and header[i] != 34:  # the closing quote
+        ch = header[i]
+        if ch == 92 and i + 1 < len(header):  # a backslash escape
+            nxt = header[i + 1]
+            if 48 <= nxt <= 55:  # three octal digits
+                out.append(int(header[i + 1:i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_C_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return bytes(out[2:])  # without "a/"
+
+
+def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
+    """The file sections of one commit's diff whose path is in `paths`, each headed
+    `diff --git a/PATH b/PATH` with PATH as it is (a newline in it shown as `\\n`)."""
+    out = []
+    for section in diff.rstrip(b"\n").split(b"\n" + _DIFF_HEADER):  # no diff line is empty
+        if section.startswith(_DIFF_HEADER):
+            section = section[len(_DIFF_HEADER):]
+        header, nl, rest = section.partition(b"\n")
+        raw = _header_path(header)
+        if raw.decode("utf-8", "replace") in paths:
+            shown = raw.replace(b"\n", b"\\n")
+            out.append(_DIFF_HEADER + b"a/" + shown + b" b/" + shown + nl + rest)
+    return out
+
+
+def _whole_files(files: list[bytes], max_bytes: int) -> bytes:
+    """`files` joined, leaving out each that would take the total past `max_bytes`."""
+    kept: list[bytes] = []
+    size = 0
+    for f in files:
+        if size + len(f) + (1 if kept else 0) <= max_bytes:
+            size += len(f) + (1 if kept else 0)
+            kept.append(f)
+    return b"\n".join(kept)
 
 
 def _slack(since: datetime) -> str:
