@@ -158,6 +158,28 @@ def test_pr_numbers_from_squash_subjects_that_look_like_merges_or_overflow(tmp_p
     assert [c.subject for c in src.direct_commits(W10)] == ["feat: huge (#99999999999999999999)"]
 
 
+def test_separator_bytes_in_names_messages_and_files(tmp_path):
+    """repobrief cuts git's output at \\x1e and \\x1f: an author name with \\x1f once
+    crashed every report, a message with \\x1e lost its PR's files (in the body) or the
+    PR itself (in the title), and a config file holding \\x1e would cut its diff."""
+    b = GitRepoBuilder(tmp_path / "sep")
+    b.commit("init", "2026-03-01T10:00:00+00:00", {"a.py": "a\n", "conf/c.yaml": "k: 1\n"})
+    b.commit("feat: one (#1)", "2026-03-02T10:00:00+00:00", {"a.py": "b\n"}, author="Eve\x1fMallory", email="eve@example.com")
+    b.commit("feat: two (#2)\n\npasted \x1e output", "2026-03-02T11:00:00+00:00", {"b.py": "b\n"})
+    b.commit("feat: three \x1e (#3)", "2026-03-02T12:00:00+00:00", {"c.py": "c\n"})
+    b.commit("config (#4)", "2026-03-02T13:00:00+00:00", {"conf/c.yaml": "k: 2\x1e\nj: 3\n"})
+    src = GitSource(str(b.path))
+    prs = {p.number: p for p in src.iter_pull_requests(W10)}
+    assert sorted(prs) == [1, 2, 3, 4] and src.direct_commits(W10) == []
+    assert prs[1].author == "Eve\x1fMallory" and prs[1].author_email == "eve@example.com"
+    assert [f.path for f in prs[2].files] == ["b.py"] and prs[2].lines_added == 1 and "\x1e" in prs[2].body
+    assert [f.path for f in prs[3].files] == ["c.py"]
+    assert "Eve\x1fMallory".lower() in src.earlier_authors(parse_week("2026-W11", UTC).start)
+    assert "eve@example.com" in src.author_first_seen()
+    diff = src.read_diffs(list(prs.values()), {4: ["conf/c.yaml"]}, 10_000)[4]
+    assert "+k: 2\x1e" in diff and "+j: 3" in diff
+
+
 def test_read_diffs_returns_bounded_config_hunks(tmp_path):
     b = GitRepoBuilder(tmp_path / "d")
     b.commit("init", "2026-03-01T10:00:00+00:00", {"conf/trainer.yaml": "sched: cosine\nlr: 1\n", "x.py": "x\n"})

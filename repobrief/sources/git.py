@@ -33,12 +33,18 @@ _BRANCH_MERGE = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
 _REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 
-_FIELD = "\x1f"
 # git processes reading line counts at once (each commit's diff is independent).
 NUMSTAT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 # Commits per `git log` when reading diffs (see read_diffs).
 DIFF_BATCH = 64
-_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%B"
+# A commit: \x1e, then the fields that cannot hold \x1f (sha, parents, date), then the
+# author's name and e-mail, which cannot hold a newline, on lines of their own before the
+# message. A message may hold \x1e (pasted terminal output): records are cut only where
+# a sha follows (`_stream`'s `start`).
+_FORMAT = "%x1e%H%x1f%P%x1f%cI%x1f%an%n%ae%n%B"
+_COMMIT_START = re.compile(rb"[0-9a-f]{40,64}\x1f")
+_NUMSTAT_START = re.compile(rb"H[0-9a-f]{40,64}[\0\n]")
+_DIFF_START = re.compile(rb"[0-9a-f]{40,64}\n")
 # Remote URL forms: https://host/owner/repo(.git), git@host:owner/repo.git, ssh://git@host/owner/repo
 _REMOTE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
 
@@ -160,8 +166,11 @@ class GitSource(Source):
 
     # ------------------------------------------------------------------ reading the log
 
-    def _stream(self, args: list[str], stdin: bytes | None = None, sep: bytes = b"\x1e") -> Iterator[bytes]:
-        """Run `git log …` and yield its `sep`-separated records as they arrive."""
+    def _stream(self, args: list[str], stdin: bytes | None = None, sep: bytes = b"\x1e",
+                start: re.Pattern[bytes] | None = None) -> Iterator[bytes]:
+        """Run `git log …` and yield its `sep`-separated records as they arrive. With
+        `start`, a piece that does not begin as a record does belongs to the record
+        before it (a `sep` inside a message or a file's content)."""
         try:
             proc = subprocess.Popen(
                 ["git", "-C", str(self.path), *args],
@@ -180,11 +189,26 @@ class GitSource(Source):
             proc.stdin.write(stdin)
             proc.stdin.close()
         buf = b""
+        pending: bytes | None = None  # with `start`: the last record, until the next one begins
         for chunk in iter(lambda: stdout.read(1 << 20), b""):
             buf += chunk
             records = buf.split(sep)
             buf = records.pop()
-            yield from records
+            if start is None:
+                yield from records
+                continue
+            for rec in records:
+                if pending is None or start.match(rec):
+                    if pending is not None:
+                        yield pending
+                    pending = rec
+                else:
+                    pending += sep + rec
+        if start is not None and pending is not None:
+            if start.match(buf):
+                yield pending
+            else:
+                buf = pending + sep + buf
         yield buf
         err = stderr.read()
         if proc.wait() != 0:
@@ -208,7 +232,8 @@ class GitSource(Source):
         `lines`: the first-parent line only, with line counts (`--numstat`)."""
         extra = ["--first-parent", "--numstat"] if lines else []
         for rec in self._stream(["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", *extra,
-                                 "--no-color", "--encoding=UTF-8", f"--format={_FORMAT}", *args, self.tip]):
+                                 "--no-color", "--encoding=UTF-8", f"--format={_FORMAT}", *args, self.tip],
+                                start=_COMMIT_START):
             c = _parse_record(rec)
             if c is not None:
                 commits.setdefault(c.sha, c)
@@ -291,7 +316,7 @@ class GitSource(Source):
         """Read the side line of one branch merge in full (`p2 ^p1`), rarely needed."""
         args = ["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", "--no-color",
                 "--encoding=UTF-8", f"--format={_FORMAT}", merge.parents[1], f"^{merge.parents[0]}"]
-        for rec in self._stream(args):
+        for rec in self._stream(args, start=_COMMIT_START):
             c = _parse_record(rec)
             if c is not None:
                 self._commits.setdefault(c.sha, c)
@@ -330,7 +355,7 @@ class GitSource(Source):
         args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
                 "--numstat", "--no-color", "--no-ext-diff", "--format=%x1eH%H"]
         out = []
-        for rec in self._stream(args, stdin="\n".join(shas).encode() + b"\n"):
+        for rec in self._stream(args, stdin="\n".join(shas).encode() + b"\n", start=_NUMSTAT_START):
             head, _, rest = rec.partition(b"\0")
             if head.startswith(b"H"):
                 out.append((head[1:].strip().decode(), _parse_files(rest)))
@@ -453,7 +478,7 @@ class GitSource(Source):
         week before it reads anything; on two cores this overlaps the main log)."""
         if self._authors_proc is None and self._authors_before is None:
             self._authors_proc = (before, subprocess.Popen(
-                ["git", "-C", str(self.path), "log", "--format=%an%x1f%ae", f"--until={before.isoformat()}", self.tip],
+                ["git", "-C", str(self.path), "log", "--format=%an%x00%ae", f"--until={before.isoformat()}", self.tip],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env(),
             ))
             self.stats["git_calls"] += 1
@@ -469,8 +494,8 @@ class GitSource(Source):
         out, _ = self._authors_proc[1].communicate()
         self._authors_proc = None
         names: set[str] = set()
-        for line in out.decode("utf-8", "replace").splitlines():
-            name, _, email = line.partition(_FIELD)
+        for line in out.split(b"\n"):  # a name or e-mail holds neither a newline nor a NUL
+            name, _, email = line.decode("utf-8", "replace").partition("\0")
             names.add(name.strip().lower())
             if email:
                 names.add(email.strip().lower())
@@ -560,12 +585,12 @@ class GitSource(Source):
         if self._first_seen is not None:
             return self._first_seen
         seen: dict[str, int] = {}
-        for rec in self._stream(["log", "--format=%x1e%an%x1f%ae%x1f%ct", self.tip]):
-            parts = rec.strip().split(b"\x1f")
+        for rec in self._stream(["log", "--format=%ct%x00%an%x00%ae", self.tip], sep=b"\n"):
+            parts = rec.split(b"\0")
             if len(parts) != 3:
                 continue
-            when = int(parts[2])
-            for key in (parts[0].decode("utf-8", "replace").strip().lower(), parts[1].decode("utf-8", "replace").strip().lower()):
+            when = int(parts[0])
+            for key in (parts[1].decode("utf-8", "replace").strip().lower(), parts[2].decode("utf-8", "replace").strip().lower()):
                 if key and when < seen.get(key, when + 1):
                     seen[key] = when
         self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in seen.items()}
@@ -620,7 +645,7 @@ class GitSource(Source):
             got: dict[int, str] = {}
             # Records are cut as they arrive, with one C-level regex pass when only some
             # lines are wanted: filtering line by line in Python costs more than git's diff.
-            for rec in self._stream(args, stdin=stdin):
+            for rec in self._stream(args, stdin=stdin, start=_DIFF_START):
                 head, _, diff = rec.partition(b"\n")
                 sha = head.strip().decode()
                 number = wanted.get(sha)
@@ -713,10 +738,12 @@ def _parse_record(rec: bytes) -> _RawCommit | None:
     if not rec.strip(b"\0\n"):
         return None
     head, _, rest = rec.partition(b"\0")
-    parts = head.split(b"\x1f", 5)
-    if len(parts) < 6:
+    parts = head.split(b"\x1f", 3)
+    if len(parts) < 4:
         return None
-    sha, parents, author, email, cdate, message = parts
+    sha, parents, cdate, ident = parts
+    author, _, ident = ident.partition(b"\n")
+    email, _, message = ident.partition(b"\n")
     subject, _, body = message.decode("utf-8", "replace").strip().partition("\n")
     return _RawCommit(
         sha=sha.decode(),
