@@ -92,8 +92,12 @@ def test_window_boundaries_use_the_time_zone(tmp_path):
 def test_remote_names():
     assert parse_remote("https://github.com/verl-project/verl.git") == ("github.com", "verl-project/verl")
     assert parse_remote("git@github.com:pallets/flask.git") == ("github.com", "pallets/flask")
-    assert parse_remote("ssh://git@gitlab.example.com:2222/group/sub/proj.git") == ("gitlab.example.com", "sub/proj")
+    # GitLab's subgroups are part of the project's path (and of its merge requests' links).
+    assert parse_remote("ssh://git@gitlab.example.com:2222/group/sub/proj.git") == ("gitlab.example.com", "group/sub/proj")
     assert parse_remote("https://gitee.com/mindspore/mindspore") == ("gitee.com", "mindspore/mindspore")
+    # A remote on this machine names no hosted repository (the folder's name is used).
+    for local in ("file:///srv/mirrors/acme/proj.git", "/srv/mirrors/acme/proj.git", "../acme/proj"):
+        assert parse_remote(local) is None
 
 
 def test_origin_remote_names_the_repository_and_pr_urls(tmp_path):

@@ -74,14 +74,19 @@ class _RawCommit:
 
 
 def parse_remote(url: str) -> tuple[str, str] | None:
-    """`(host, owner/repo)` from a remote URL, for GitHub, GitLab, Gitee and the like."""
-    m = _REMOTE.match(url.strip())
+    """`(host, owner/repo)` from a remote URL, for GitHub, GitLab, Gitee and the like
+    (GitLab's `group/subgroup/repo` whole); None for a remote on this machine."""
+    url = url.strip()
+    if url.startswith(("file:", "/", ".", "~")):
+        return None
+    m = _REMOTE.match(url)
     if not m:
         return None
     parts = [p for p in m.group("path").split("/") if p]
     if len(parts) < 2:
         return None
-    return m.group("host").lower(), "/".join(parts[-2:])
+    host = m.group("host").lower()
+    return host, "/".join(parts if "gitlab" in host else parts[-2:])
 
 
 def pr_url(host: str | None, name: str, number: int) -> str:
