@@ -174,7 +174,7 @@ class GitSource(Source):
     def _stream(self, args: list[str], stdin: bytes | None = None, sep: bytes = b"\x1e",
                 start: re.Pattern[bytes] | None = None) -> Iterator[bytes]:
         """Run `git log …` and yield its `sep`-separated records as they arrive. With
-        `start`, a piece that does not begin as a record does belongs to the record
+        `start`, a piece that does not begin as a record belongs to the record
         before it (a `sep` inside a message or a file's content)."""
         try:
             proc = subprocess.Popen(
