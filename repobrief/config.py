@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import os
 import tomllib
 import types
@@ -196,7 +197,10 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         try:
             if isinstance(value, bool):
                 raise ValueError
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError
+            return number + 0.0  # "-0" reads as 0.0 (and prints as 0)
         except (TypeError, ValueError):
             raise ConfigError(f"option {where!r} must be a number, got {value!r}") from None
     if tp is int:

@@ -119,6 +119,7 @@ def test_config_file_env_and_flags(tmp_path):
         ('language = "fr"', "option 'language' is 'fr'; expected one of zh, en"),
         ("threshold = 12", "option 'threshold'.*0.0 to 10.0"),
         ('threshold = "high"', "option 'threshold' must be a number"),
+        ("[importance]\nfeat = nan", "option 'importance.feat' must be a number, got nan"),
         ("[importance]\nbreakin = 2", "(?s)unknown option 'importance.breakin'.*importance.breaking"),
         ('[[modules]]\npaths = ["x/**"]', "needs name"),
         ('timezone = "Mars/Base"', "option 'timezone'"),
@@ -373,3 +374,8 @@ def test_both_catalogs_have_the_same_messages_with_plain_fields():
     for key, text in en.items():
         if isinstance(text, str):
             _pieces(text, True), _pieces(zh[key], False)  # raises on `{field:spec}`, which t() does not fill
+
+
+def test_a_threshold_of_minus_zero_is_zero():
+    """`--threshold -0` once printed "importance ≥ -0" in the report's table note."""
+    assert str(load_settings(None, env={"REPOBRIEF_THRESHOLD": "-0"}).threshold) == "0.0"
