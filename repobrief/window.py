@@ -66,10 +66,9 @@ def parse_timezone(name: str | None) -> ZoneInfo:
 YEARS = (1970, 9998)
 
 
-def _in_years(day: date, what: str) -> date:
-    if not YEARS[0] <= day.year <= YEARS[1]:
+def _in_years(year: int, what: str) -> None:
+    if not YEARS[0] <= year <= YEARS[1]:
         raise UsageError(f"{what} is outside the years repobrief reports on ({YEARS[0]}–{YEARS[1]})")
-    return day
 
 
 def iso_week_window(day: date, tz: tzinfo) -> Window:
@@ -97,7 +96,8 @@ def parse_week(text: str, tz: tzinfo, now: datetime | None = None, option: str =
         monday = date.fromisocalendar(year, week, 1)
     except ValueError:
         raise UsageError(f"invalid {option} {text!r}: {year} has no ISO week {week}; valid forms: {WEEK_FORMS}") from None
-    return iso_week_window(_in_years(monday, f"{option} {text!r}"), tz)
+    _in_years(year, f"{option} {text!r}")  # the ISO year: 1970-W01 starts on 1969-12-29
+    return iso_week_window(monday, tz)
 
 
 def parse_date(text: str, option: str) -> date:
@@ -105,7 +105,8 @@ def parse_date(text: str, option: str) -> date:
         day = date.fromisoformat(text.strip())
     except ValueError:
         raise UsageError(f"invalid {option} {text!r}; use a date such as 2026-06-22 (YYYY-MM-DD)") from None
-    return _in_years(day, f"{option} {text!r}")
+    _in_years(day.year, f"{option} {text!r}")
+    return day
 
 
 def date_range_window(since: str, until: str, tz: tzinfo) -> Window:

@@ -97,6 +97,7 @@ def test_weeks_and_ranges():
             resolve_window(week, since, until, sh)
     with pytest.raises(UsageError, match="--to '9999-W52' is outside"):
         week_range("2026-W01", "9999-W52", sh)
+    assert parse_week("1970-W01", sh).start.date().isoformat() == "1969-12-29"  # in 1970's ISO weeks
 
 
 def test_config_file_env_and_flags(tmp_path):
