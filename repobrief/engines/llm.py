@@ -256,6 +256,12 @@ class LLMEngine(Engine):
             raise EngineError("the llm engine has no settings", "create it as LLMEngine(settings)")
         return self._llm
 
+    def _budget_deadline(self) -> float:
+        """When the model's time budget runs out; it starts with the first use."""
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self.llm_settings.budget_seconds
+        return self._deadline
+
     def _setup(self, settings: Settings | None) -> None:
         if self._llm is None:
             if settings is None:
@@ -263,8 +269,7 @@ class LLMEngine(Engine):
             self.settings = settings
             self._llm = check_settings(settings.llm)
             self.acct.model = self._llm.model
-        if self._deadline is None:
-            self._deadline = time.monotonic() + self.llm_settings.budget_seconds
+        self._budget_deadline()
         if self._store is None:
             from ..store import open_store
 
@@ -286,15 +291,13 @@ class LLMEngine(Engine):
         from ..llm.client import ChatClient
         from ..llm.prompts import PROMPT_VERSION
 
-        if self._deadline is None:  # the budget starts with the first request
-            self._deadline = time.monotonic() + self.llm_settings.budget_seconds
         return ChatClient(
             self.llm_settings,
             store=self._store,
             refresh=self.refresh,
             prompt_version=PROMPT_VERSION,
             accounting=self.acct,
-            deadline=self._deadline,
+            deadline=self._budget_deadline(),
         )
 
     def _fallback(self, unit: str, reason: str) -> None:

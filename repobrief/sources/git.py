@@ -11,6 +11,7 @@ commit); diffs are read in one more call, only when a detector needs content.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import subprocess
@@ -193,28 +194,17 @@ class GitSource(Source):
             assert proc.stdin is not None
             proc.stdin.write(stdin)
             proc.stdin.close()
-        buf = b""
-        pending: bytes | None = None  # with `start`: the last record, until the next one begins
-        for chunk in iter(lambda: stdout.read(1 << 20), b""):
-            buf += chunk
-            records = buf.split(sep)
-            buf = records.pop()
-            if start is None:
+
+        def pieces() -> Iterator[bytes]:
+            buf = b""
+            for chunk in iter(lambda: stdout.read(1 << 20), b""):
+                buf += chunk
+                records = buf.split(sep)
+                buf = records.pop()
                 yield from records
-                continue
-            for rec in records:
-                if pending is None or start.match(rec):
-                    if pending is not None:
-                        yield pending
-                    pending = rec
-                else:
-                    pending += sep + rec
-        if start is not None and pending is not None:
-            if start.match(buf):
-                yield pending
-            else:
-                buf = pending + sep + buf
-        yield buf
+            yield buf
+
+        yield from pieces() if start is None else _joined(pieces(), sep, start)
         err = stderr.read()
         if proc.wait() != 0:
             raise SourceError(f"git {args[0]} failed in {str(self.path)!r}: {err.decode('utf-8', 'replace').strip()}")
@@ -679,32 +669,16 @@ class GitSource(Source):
 
 
 _DIFF_HEADER = b"diff --git "
-_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13,
-              ord('"'): 34, ord("\\"): 92}
 
 
 def _header_path(header: bytes) -> bytes:
     """The path in git's `a/PATH b/PATH` (after "diff --git "): both halves name the
-    same file without renames; git writes a path with unusual bytes as a C string,
-    `"a/conf/\\303\\251.yaml" "b/…"`."""
+    same file without renames, which may itself hold " b/"; git writes a path with
+    unusual bytes as a C string in both halves, `"a/conf/\\303\\251.yaml" "b/…"`."""
     if not header.startswith(b'"'):
         return header[2:2 + (len(header) - 5) // 2]
-    out = bytearray()
-    i = 1
-    while i < len(header) and header[i] != 34:  # the closing quote
-        ch = header[i]
-        if ch == 92 and i + 1 < len(header):  # a backslash escape
-            nxt = header[i + 1]
-            if 48 <= nxt <= 55:  # three octal digits
-                out.append(int(header[i + 1:i + 4], 8) & 0xFF)
-                i += 4
-                continue
-            out.append(_C_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return bytes(out[2:])  # without "a/"
+    quoted = header[3:3 + (len(header) - 9) // 2]  # between `"a/` and `" "b/…"`
+    return codecs.escape_decode(quoted)[0]  # C escapes: \\t, \\", \\ooo …
 
 
 def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
@@ -725,12 +699,26 @@ def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
 def _whole_files(files: list[bytes], max_bytes: int) -> bytes:
     """`files` joined, leaving out each that would take the total past `max_bytes`."""
     kept: list[bytes] = []
-    size = 0
+    size = -1  # the first file has no separator before it
     for f in files:
-        if size + len(f) + (1 if kept else 0) <= max_bytes:
-            size += len(f) + (1 if kept else 0)
+        if size + 1 + len(f) <= max_bytes:
+            size += 1 + len(f)
             kept.append(f)
     return b"\n".join(kept)
+
+
+def _joined(pieces: Iterator[bytes], sep: bytes, start: re.Pattern[bytes]) -> Iterator[bytes]:
+    """`pieces` with each that does not `start` a record put back onto the one before."""
+    record: bytes | None = None
+    for piece in pieces:
+        if record is not None and not start.match(piece):
+            record += sep + piece
+            continue
+        if record is not None:
+            yield record
+        record = piece
+    if record is not None:
+        yield record
 
 
 def _slack(since: datetime) -> str:
