@@ -108,13 +108,21 @@ def generate_report(
         if engine is None:
             engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
         source.prefetch_authors(window.start)
-        span = read_span(source, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
-        clock.lap("read")
-        if progress:
-            progress("read", len(span.week(window)), len(span.week(window)))
-        earlier = source.earlier_authors(window.start)
-        return build_week(span, engine, window, store=store, now=now, clock=clock,
-                          earlier_authors=earlier, diffs=None)
+        # Read as of the week's end (as a backfill reads each part), while everyone who
+        # committed before the week still comes from the whole clone.
+        reader = source.as_of(window.end)
+        try:
+            span = read_span(reader, settings, window, window, store=store, enrich_github=enrich_github,
+                             offline=offline)
+            clock.lap("read")
+            if progress:
+                progress("read", len(span.week(window)), len(span.week(window)))
+            earlier = source.earlier_authors(window.start)
+            return build_week(span, engine, window, store=store, now=now, clock=clock,
+                              earlier_authors=earlier, diffs=None)
+        finally:
+            if reader is not source:
+                reader.close()
     finally:
         source.close()
 

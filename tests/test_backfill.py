@@ -243,3 +243,43 @@ def test_no_work_is_handed_over_while_another_thread_runs(verl_repo, tmp_path, m
                            "--format", "json", "--out", str(tmp_path / "o"), "--workers", "2")
     assert code == 0, err
     assert "20 weeks written" in err and "(2 workers)" in err  # no helper
+
+
+def test_a_past_week_is_read_up_to_its_end_whatever_was_merged_since(tmp_path):
+    """A report of a week long past reads that week and its baseline, not every commit
+    merged since (git's log is read from the tip down): later PRs, a later revert of one
+    of the week's PRs and a branch merged later change nothing in it, and the commits
+    it reads are the same before and after they land."""
+    from gitrepo import GitRepoBuilder
+
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, resolve_window
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    for n in range(1, 15):  # a PR every three days, 2026-01-06 … 2026-02-14
+        b.commit(f"feat: change {n} (#{n})", f"2026-{1 + (3 * n + 5) // 31:02d}-{1 + (3 * n + 5) % 31:02d}T09:00:00+00:00",
+                 {f"src/m{n}.py": b.lines(5 * n), "src/app.py": b.lines(30 + n)}, author=f"dev{n % 4}")
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    week = resolve_window("2026-W05", None, None, parse_timezone("UTC"))  # 2026-01-26 … 2026-02-01
+
+    def report() -> tuple[dict, dict]:
+        d = json.loads(render(pipeline.generate_report(str(b.path), settings, week)))
+        return _stable(d), d["engine"]["source_stats"]
+
+    before, read_before = report()
+    assert [p["number"] for p in before["pull_requests"]] == [7, 8], "the fixture's week holds #7 and #8"
+
+    b.commit('Revert "feat: change 7 (#7)" (#20)', "2026-03-02T09:00:00+00:00", {"src/m7.py": None})
+    b.checkout("topic", create_from="HEAD~3")
+    b.commit("fix: topic work", "2026-01-27T09:00:00+00:00", {"src/topic.py": b.lines(4)}, author="newcomer")
+    b.checkout("main")
+    b.merge("topic", "Merge pull request #21 from newcomer/topic", "2026-03-03T09:00:00+00:00")
+    for n in range(22, 40):
+        b.commit(f"feat: later {n} (#{n})", f"2026-03-{n - 18:02d}T09:00:00+00:00", {f"src/l{n}.py": b.lines(n)})
+
+    after, read_after = report()
+    assert after == before
+    assert read_after["commits_read"] == read_before["commits_read"] == 9  # the first commit … #8

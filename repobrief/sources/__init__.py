@@ -48,6 +48,11 @@ class Source(ABC):
         """Everyone who authored a change before `before` (None: unknown)."""
         return None
 
+    def as_of(self, end: datetime) -> Source:
+        """The source as it stood at `end`, for reading a week that has ended: sources
+        whose reads start from the newest change (a clone's log) skip what came later."""
+        return self
+
     def author_first_seen(self) -> dict[str, datetime] | None:
         """When each author (name and e-mail, lower-case) first committed; None: unknown.
         Used when many weeks are reported at once."""

@@ -557,6 +557,22 @@ class GitSource(Source):
             tips[end] = shas[20 * i:20 * i + 20].hex() if i < len(times) else None
         return [tips[end] for end in ends]
 
+    def as_of(self, end: datetime) -> GitSource:
+        """A view whose tip is the newest first-parent commit committed before `end` (one
+        short `git rev-list` walk down the line), as a backfill's part ends where its weeks
+        do: a report of a week long past then reads that week and its baseline, not every
+        commit merged since (the log is read from the tip down). Itself when that commit is
+        the tip, or when nothing was merged before `end`."""
+        res = self._git("rev-list", "--first-parent", "-1", f"--before={(end - timedelta(seconds=1)).isoformat()}",
+                        self.tip)
+        self.stats["git_calls"] += 1
+        tip = res.stdout.decode().strip()
+        if not tip or tip == self.tip:
+            return self
+        v = self.view(tip)
+        v.stats["git_calls"] = self.stats["git_calls"]
+        return v
+
     def view(self, tip: str) -> GitSource:
         """This clone read as if `tip` were the branch head: a long history is read in
         parts, each ending at a mainline commit (see `pipeline.generate_reports`)."""
