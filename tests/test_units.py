@@ -211,6 +211,38 @@ def test_removed_config_key_is_named_in_the_report(tmp_path, lang, shown):
     assert shown in risk.text and shown in render_report(rep, "md")
 
 
+def test_keys_removed_from_toml_json_and_ini_configs_are_risks(tmp_path):
+    """Configuration is not only YAML: a key renamed in a TOML file, one dropped from
+    a JSON file and one from an INI file (either of its forms) are named as such;
+    values that change, keys quoted in TOML and data files outside config folders are not."""
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {
+        "configs/train.toml": '[optim]\nlr = 0.1\n"warm.up" = 10\nepochs = 3\n',
+        "conf/model.json": '{\n  "hidden": 12,\n  "layers": 4\n}\n',
+        "conf/app.ini": "[net]\nretries: 3\ntimeout = 4\n",
+        "data/points.json": '{\n  "x": 1\n}\n',
+    })
+    b.commit("refactor: tidy settings (#1)", "2026-03-02T10:00:00+00:00", {
+        "configs/train.toml": "[optim]\nlearning_rate = 0.1\nepochs = 4\n",
+        "conf/model.json": '{\n  "hidden": 16\n}\n',
+        "conf/app.ini": "[net]\n",
+        "data/points.json": '{\n  "y": 1\n}\n',
+    })
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en"})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "config_change")
+    assert risk.prs == [1] and risk.severity == "high"
+    assert sorted(risk.evidence) == sorted([
+        "config key renamed lr -> learning_rate in configs/train.toml",
+        "config key removed: warm.up (configs/train.toml)",
+        "config key removed: layers (conf/model.json)",
+        "config key removed: retries (conf/app.ini)",
+        "config key removed: timeout (conf/app.ini)",
+    ])
+
+
 def test_version_strings_that_disagree(tmp_path):
     from repobrief.pipeline import generate_report
 

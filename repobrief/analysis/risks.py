@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 
 from ..conventions import CleanBody
 from ..models import PullRequest, Risk
@@ -47,6 +48,8 @@ _CONFIG_WORDS = re.compile(r"\b(?:rename[sd]?|renaming|deprecat\w*|remov\w*|drop
 _DEP_WORDS = re.compile(r"\b(?:bump\w*|upgrad\w*|pin\w*|downgrad\w*|requir\w*)\b.{0,40}\b(?:version|==|>=|\d+\.\d+)", re.I)
 _YAML_KEY = re.compile(r"^([-+])(\s*)([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!:)")
 _PY_FIELD = re.compile(r"^([-+])(\s+)([A-Za-z_][A-Za-z0-9_]*)\s*:\s*[A-Za-z_][\w\[\], .|]*=")
+_ASSIGN_KEY = re.compile(r"^([-+])(\s*)[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*=(?!=)")  # TOML, INI: key = value
+_JSON_KEY = re.compile(r"^([-+])(\s*)\"([^\"\\\n]{1,100})\"\s*:")
 _VERSION_PIN = re.compile(
     r"\b([A-Za-z][A-Za-z0-9_.-]{1,40})\s*(?:==|>=|~=|@|:\s*v?|\s+v)(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|dev|rc|a|b)\d*)?)\b"
 )
@@ -100,14 +103,15 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
             ev.append(f"removed config file {f.path}")
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
-    current = ""
+    current, keys = "", _key_patterns("")
     for line in diff.splitlines():
         if line.startswith("diff --git"):
             current = fk.diff_header_path(line)
+            keys = _key_patterns(current)
             continue
-        if line.startswith(("+++", "---")) or not (fk.is_config(current) or current.endswith((".yaml", ".yml"))):
+        if not keys or line.startswith(("+++", "---")):
             continue
-        m = _YAML_KEY.match(line) or (_PY_FIELD.match(line) if current.endswith(".py") else None)
+        m = next((m for rx in keys if (m := rx.match(line))), None)
         if m:
             (removed if m.group(1) == "-" else added)[m.group(3)].append(current)
     gone = [k for k in removed if k not in added]
@@ -124,6 +128,25 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     if not ev and _CONFIG_WORDS.search(pr.title):
         ev.append(f"title: {pr.title[:120]}")
     return ev
+
+
+@lru_cache(maxsize=1 << 10)
+def _key_patterns(path: str) -> tuple[re.Pattern[str], ...]:
+    """How a config file's lines name their keys: `key: value` (YAML, and INI's other
+    form), `key = value` (TOML, INI), `"key": value` (JSON), dataclass fields (Python).
+    Nothing for a file that is not configuration."""
+    low = path.lower()
+    if not (fk.is_config(path) or low.endswith((".yaml", ".yml"))):
+        return ()
+    if low.endswith(".json"):
+        return (_JSON_KEY,)
+    if low.endswith(".jsonnet"):
+        return (_JSON_KEY, _YAML_KEY)
+    if low.endswith(".toml"):
+        return (_ASSIGN_KEY,)
+    if low.endswith((".ini", ".cfg", ".conf")):
+        return (_ASSIGN_KEY, _YAML_KEY)
+    return (_YAML_KEY, _PY_FIELD) if low.endswith(".py") else (_YAML_KEY,)
 
 
 def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: AnalysisContext) -> list[Risk]:
