@@ -102,6 +102,7 @@ def generate_report(
     `engine` replaces the configured engine (an instance, e.g. one that only
     collects the requests a model would be sent)."""
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github, engine)
+    reader = source
     try:
         clock = _Clock()
         # The engine first: a missing key or endpoint is an error before any reading.
@@ -111,19 +112,16 @@ def generate_report(
         # Read as of the week's end (as a backfill reads each part), while everyone who
         # committed before the week still comes from the whole clone.
         reader = source.as_of(window.end)
-        try:
-            span = read_span(reader, settings, window, window, store=store, enrich_github=enrich_github,
-                             offline=offline)
-            clock.lap("read")
-            if progress:
-                progress("read", len(span.week(window)), len(span.week(window)))
-            earlier = source.earlier_authors(window.start)
-            return build_week(span, engine, window, store=store, now=now, clock=clock,
-                              earlier_authors=earlier, diffs=None)
-        finally:
-            if reader is not source:
-                reader.close()
+        span = read_span(reader, settings, window, window, store=store, enrich_github=enrich_github, offline=offline)
+        clock.lap("read")
+        if progress:
+            progress("read", len(span.week(window)), len(span.week(window)))
+        earlier = source.earlier_authors(window.start)
+        return build_week(span, engine, window, store=store, now=now, clock=clock,
+                          earlier_authors=earlier, diffs=None)
     finally:
+        if reader is not source:
+            reader.close()
         source.close()
 
 

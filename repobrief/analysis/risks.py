@@ -103,7 +103,7 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
             ev.append(f"removed config file {f.path}")
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
-    current, keys = "", _key_patterns("")
+    current, keys = "", _NO_KEYS
     for line in diff.splitlines():
         if line.startswith("diff --git"):
             current = fk.diff_header_path(line)
@@ -130,6 +130,9 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     return ev
 
 
+_NO_KEYS: tuple[re.Pattern[str], ...] = ()
+
+
 @lru_cache(maxsize=1 << 10)
 def _key_patterns(path: str) -> tuple[re.Pattern[str], ...]:
     """How a config file's lines name their keys: `key: value` (YAML, and INI's other
@@ -137,7 +140,7 @@ def _key_patterns(path: str) -> tuple[re.Pattern[str], ...]:
     Nothing for a file that is not configuration."""
     low = path.lower()
     if not (fk.is_config(path) or low.endswith((".yaml", ".yml"))):
-        return ()
+        return _NO_KEYS
     if low.endswith(".json"):
         return (_JSON_KEY,)
     if low.endswith(".jsonnet"):
