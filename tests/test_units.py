@@ -412,3 +412,18 @@ def test_both_catalogs_have_the_same_messages_with_plain_fields():
 def test_a_threshold_of_minus_zero_is_zero():
     """`--threshold -0` once printed "importance ≥ -0" in the report's table note."""
     assert str(load_settings(None, env={"REPOBRIEF_THRESHOLD": "-0"}).threshold) == "0.0"
+
+
+def test_a_pr_that_only_changes_requirements_or_constraints_is_a_dependency_change(tmp_path):
+    """requirements*.txt and constraints*.txt are manifests: a PR touching only them is typed deps,
+    not docs (and is not halved as 'docs/tests/CI/examples only')."""
+    commits = [
+        ("Bump torch from 2.5 to 2.6 (#1)", "2026-03-02T10:00:00+00:00", lambda b: {"requirements.txt": "torch==2.6\n"}),
+        ("pin numpy below 2 (#2)", "2026-03-03T10:00:00+00:00", lambda b: {"docs/constraints-gpu.txt": "numpy<2\n"}),
+        ("update the release notes (#3)", "2026-03-04T10:00:00+00:00", lambda b: {"docs/notes.txt": "typo fixed\n"}),
+    ]
+    rep = _week_report(tmp_path, commits)
+    types = {n: a.type for n, a in rep.analyses.items()}
+    assert types == {1: "deps", 2: "deps", 3: "docs"}
+    assert not any(r.code == "minor_only" for r in rep.analyses[1].importance_reasons)
+    assert any(r.kind == "dependency_change" and 1 in r.prs for r in rep.risks)

@@ -38,7 +38,8 @@ def is_ci(path: str) -> bool:
 
 @lru_cache(maxsize=1 << 13)
 def is_doc(path: str) -> bool:
-    if is_test(path) or is_ci(path):
+    # requirements*.txt and constraints*.txt are manifests, not prose.
+    if is_test(path) or is_ci(path) or is_dependency(path):
         return False
     return bool(_DOC_RX.search(path)) or path.lower().endswith(_DOC_EXT[:5])
 
