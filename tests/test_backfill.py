@@ -283,3 +283,27 @@ def test_a_past_week_is_read_up_to_its_end_whatever_was_merged_since(tmp_path):
     after, read_after = report()
     assert after == before
     assert read_after["commits_read"] == read_before["commits_read"] == 9  # the first commit … #8
+
+
+def test_a_newcomer_merged_at_the_first_second_of_the_week_is_new_in_report_and_backfill(tmp_path):
+    """Monday 00:00:00 belongs to the week: a contributor whose first PR lands at that
+    second is a first-time contributor, in a single report as in a backfill."""
+    from gitrepo import GitRepoBuilder
+
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("initial", "2026-05-04T10:00:00+00:00", {"src/app.py": b.lines(30)}, author="founder")
+    b.commit("feat: one (#10)", "2026-05-12T10:00:00+00:00", {"src/a.py": b.lines(8)}, author="dev0")
+    b.commit("feat: at the week's first second (#11)", "2026-06-22T00:00:00+00:00", {"src/b.py": b.lines(5)},
+             author="newcomer")
+    b.commit("fix: later that week (#12)", "2026-06-24T10:00:00+00:00", {"src/a.py": b.lines(6)}, author="dev0")
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    weeks = week_range("2026-W26", "2026-W26", parse_timezone("UTC"))
+    single = json.loads(render(pipeline.generate_report(str(b.path), settings, weeks[0])))
+    backfilled = json.loads(render(next(iter(pipeline.generate_reports(str(b.path), settings, weeks)))))
+    assert single["stats"]["first_time_contributor_names"] == ["newcomer"]
+    assert _stable(single) == _stable(backfilled)

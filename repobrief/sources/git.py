@@ -472,8 +472,11 @@ class GitSource(Source):
         """Start reading earlier authors in the background (the pipeline knows the
         week before it reads anything; on two cores this overlaps the main log)."""
         if self._authors_proc is None and self._authors_before is None:
+            # `--until` includes its second; git's times are whole seconds, so this is `< before`
+            # (what a backfill counts as earlier).
+            until = (before - timedelta(seconds=1)).isoformat()
             self._authors_proc = (before, subprocess.Popen(
-                ["git", "-C", str(self.path), "log", "--format=%an%x00%ae", f"--until={before.isoformat()}", self.tip],
+                ["git", "-C", str(self.path), "log", "--format=%an%x00%ae", f"--until={until}", self.tip],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env(),
             ))
             self.stats["git_calls"] += 1
