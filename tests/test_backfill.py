@@ -307,3 +307,35 @@ def test_a_newcomer_merged_at_the_first_second_of_the_week_is_new_in_report_and_
     backfilled = json.loads(render(next(iter(pipeline.generate_reports(str(b.path), settings, weeks)))))
     assert single["stats"]["first_time_contributor_names"] == ["newcomer"]
     assert _stable(single) == _stable(backfilled)
+
+
+def test_a_merged_pr_is_its_branch_authors_however_far_back_the_history_is_read(tmp_path):
+    """A PR merged with a merge commit belongs to its branch head's author, even when that
+    commit is older than anything the report reads; a single report and a longer backfill
+    agree on the author and on who is new."""
+    from datetime import date, timedelta
+
+    from gitrepo import GitRepoBuilder
+
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30)}, author="founder")
+    b.checkout("feat-old", create_from="HEAD")
+    b.commit("implement old feature", "2026-01-07T10:00:00+00:00", {"src/old.py": b.lines(30)}, author="Real Author")
+    b.checkout("main")
+    for i in range(20):
+        b.commit(f"fix: weekly fix {i} (#{10 + i})", f"{date(2026, 1, 8) + timedelta(days=7 * i)}T10:00:00+00:00",
+                 {"src/app.py": b.lines(2 + i)}, author="dev0")
+    b.merge("feat-old", "Merge pull request #99 from forkuser/feat-old\n\nAdd the old feature", "2026-06-23T10:00:00+00:00")
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    tz = parse_timezone("UTC")
+    week = week_range("2026-W26", "2026-W26", tz)[0]
+    single = json.loads(render(pipeline.generate_report(str(b.path), settings, week)))
+    assert [(p["number"], p["author"]) for p in single["pull_requests"]] == [(99, "Real Author")]
+    assert single["stats"]["first_time_contributor_names"] == []
+    ranged = {r.week: r for r in pipeline.generate_reports(str(b.path), settings, week_range("2026-W10", "2026-W26", tz))}
+    assert _stable(json.loads(render(ranged["2026-W26"]))) == _stable(single)

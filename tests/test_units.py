@@ -254,12 +254,19 @@ def test_version_strings_that_disagree(tmp_path):
     b.commit("docs: install guide (#1)", "2026-03-02T10:00:00+00:00",
              {"docs/install.md": "pip install myproj==0.7.0\nneeds torch==2.5.0\n"})
     b.commit("bump torch (#2)", "2026-03-03T10:00:00+00:00", {"requirements.txt": "torch==2.6.0\n"})
+    b.commit("docs: quick start (#3)", "2026-03-04T10:00:00+00:00", {"docs/quick.md": "pip install myproj==0.8.0\n"})
     settings = load_settings(None, env={}, overrides={"name": "o/myproj", "language": "en"})
-    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    week = parse_week("2026-W10", parse_timezone("UTC"))
+    rep = generate_report(str(b.path), settings, week)
     risk = next(r for r in rep.risks if r.kind == "version_mismatch")
     assert set(risk.prs) == {1, 2}
     text = " ".join(risk.evidence)
     assert "torch 2.5.0" in text and "torch 2.6.0" in text and "myproj 0.7.0" in text and "v0.8.0" in text
+    # A release tagged after the week does not make the week's up-to-date docs stale.
+    b.commit("release 0.9.0 (#9)", "2026-04-01T10:00:00+00:00", {"README.md": "myproj 0.9\n"})
+    git(b.path, "tag", "v0.9.0")
+    later = generate_report(str(b.path), settings, week)
+    assert [(r.prs, r.evidence) for r in later.risks] == [(r.prs, r.evidence) for r in rep.risks]
 
 
 def test_core_path_globs_in_detector_and_text(tmp_path):

@@ -163,9 +163,7 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     if len(cfg) >= 4:
         out.append(Risk("config_churn", "medium", sorted(cfg), [f"{len(cfg)} PRs changed configuration files this week"]))
     out.extend(_version_mismatch(prs, ctx.diffs))
-    release = getattr(ctx.source, "latest_release", lambda: None)() if prs else None
-    if release:
-        out.extend(_stale_versions(prs, ctx.diffs, ctx.project, release))
+    out.extend(_stale_versions(prs, ctx))
     return out
 
 
@@ -173,18 +171,23 @@ def _version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
-def _stale_versions(prs: list[PullRequest], diffs: dict[int, str], project: str, release: str) -> list[Risk]:
-    """The project's own version written older than its latest release in this week's
-    additions (docs, images, pins that were not updated)."""
+def _stale_versions(prs: list[PullRequest], ctx: AnalysisContext) -> list[Risk]:
+    """The project's own version written older than its latest release (as of the week's
+    end) in this week's additions (docs, images, pins that were not updated)."""
+    project = ctx.project
     rx = re.compile(rf"\b{re.escape(project)}(?:==|@|:|\s+v?|\s*v)(\d+\.\d+(?:\.\d+)?)\b", re.I)
-    latest = _version_key(release)
-    found: dict[str, set[int]] = defaultdict(set)
+    written: dict[str, set[int]] = defaultdict(set)
     for pr in prs:
-        for line in diffs.get(pr.number, "").splitlines():
+        for line in ctx.diffs.get(pr.number, "").splitlines():
             if line.startswith("+") and not line.startswith("+++"):
                 for ver in rx.findall(line):
-                    if _version_key(ver) < latest:
-                        found[ver].add(pr.number)
+                    written[ver].add(pr.number)
+    # The release is asked for only when a version was written: a git describe per week otherwise.
+    release = ctx.source.latest_release(ctx.window.end) if written and ctx.source is not None else None
+    if not release:
+        return []
+    latest = _version_key(release)
+    found = {v: s for v, s in written.items() if _version_key(v) < latest}
     if not found:
         return []
     nums = sorted({n for s in found.values() for n in s})

@@ -76,8 +76,8 @@ class Source(ABC):
         headers and the +/- lines it matches are kept. Empty when the source has no diffs."""
         return {}
 
-    def latest_release(self) -> str | None:
-        """The newest release's version (a tag such as `v0.8.0`), when known."""
+    def latest_release(self, before: datetime) -> str | None:
+        """The newest release's version (a tag such as `v0.8.0`) made before `before`, when known."""
         return None
 
     def default_timezone(self) -> str | None:

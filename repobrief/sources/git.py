@@ -145,6 +145,8 @@ class GitSource(Source):
         self._authors_proc: tuple[datetime, subprocess.Popen] | None = None
         self._line: tuple[array, bytes] | None = None  # see index()
         self._first_seen: dict[str, datetime] | None = None
+        self._releases: dict[str, str | None] = {}  # by commit; shared with views
+        self._merged_authors: dict[str, tuple[str, str | None]] = {}  # see _read_merged_authors
         self.stats = {"commits_read": 0, "git_calls": 3}
 
     # ------------------------------------------------------------------ git plumbing
@@ -360,6 +362,7 @@ class GitSource(Source):
         """Walk the first-parent line oldest first and turn commits into PRs and direct commits."""
         mainline = self._mainline()
         claimed = {c.sha for c in mainline}
+        self._read_merged_authors(mainline)
         seen_prs: set[int] = set()
         by_sha: dict[str, int] = {}
         prs: list[PullRequest] = []
@@ -396,6 +399,21 @@ class GitSource(Source):
         self._prs = prs
         self._direct = direct
 
+    def _read_merged_authors(self, mainline: list[_RawCommit]) -> None:
+        """A merged PR's author is its branch head's; when that commit is older than what
+        was read, read the authors of those heads (one `git log --no-walk`), so the PR's
+        author does not depend on how far back the log went."""
+        heads = [c.parents[1] for c in mainline if len(c.parents) > 1 and c.parents[1] not in self._commits
+                 and c.parents[1] not in self._merged_authors and _PR_MERGE.match(c.subject)]
+        if not heads:
+            return
+        for rec in self._stream(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%an%x00%ae%x1e"],
+                                stdin="\n".join(heads).encode() + b"\n"):
+            sha, _, rest = rec.strip(b"\n").decode("utf-8", "replace").partition("\0")
+            name, _, email = rest.partition("\0")
+            if sha:
+                self._merged_authors[sha] = (name, email or None)
+
     def _as_pr(self, c: _RawCommit, when: datetime, via: str | None) -> PullRequest | None:
         subject = c.subject
         # A squash merge ends with its PR's number, whatever its title says: a PR titled
@@ -411,7 +429,10 @@ class GitSource(Source):
             body = "\n".join(body_lines[1:]).strip()
             author = m.group(2)
             email = None
-            if len(c.parents) > 1 and c.parents[1] in self._commits:
+            if len(c.parents) > 1 and c.parents[1] in self._merged_authors:
+                author, email = self._merged_authors[c.parents[1]]
+                author = author or m.group(2)
+            elif len(c.parents) > 1 and c.parents[1] in self._commits:
                 feature = self._commits[c.parents[1]]
                 author, email = feature.author or author, feature.email
             return PullRequest(
@@ -501,14 +522,27 @@ class GitSource(Source):
         self._authors_before = (before, names)
         return names
 
-    def latest_release(self) -> str | None:
-        """The nearest version tag reachable from the tip (`git describe --tags`)."""
-        if not hasattr(self, "_release"):
-            res = self._git("describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", self.tip, check=False)
+    def latest_release(self, before: datetime) -> str | None:
+        """The nearest version tag reachable from the newest mainline commit committed
+        before `before` (`git describe --tags`): the release a past week knew, not one
+        tagged since."""
+        tip = self._tip_before(before)
+        if not tip:
+            return None
+        if tip not in self._releases:
+            res = self._git("describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", tip, check=False)
             self.stats["git_calls"] += 1
             tag = res.stdout.decode("utf-8", "replace").strip() if res.returncode == 0 else ""
-            self._release = tag if re.search(r"\d+\.\d+", tag) else None
-        return self._release
+            self._releases[tip] = tag if re.search(r"\d+\.\d+", tag) else None
+        return self._releases[tip]
+
+    def _tip_before(self, end: datetime) -> str:
+        """The newest first-parent commit committed before `end` ('' when none): one short
+        `git rev-list` walk down the line from the tip."""
+        res = self._git("rev-list", "--first-parent", "-1", f"--before={(end - timedelta(seconds=1)).isoformat()}",
+                        self.tip)
+        self.stats["git_calls"] += 1
+        return res.stdout.decode().strip()
 
     def index(self) -> None:
         """The first-parent line with commit times and the authors' first commits, read
@@ -566,10 +600,7 @@ class GitSource(Source):
         do: a report of a week long past then reads that week and its baseline, not every
         commit merged since (the log is read from the tip down). Itself when that commit is
         the tip, or when nothing was merged before `end`."""
-        res = self._git("rev-list", "--first-parent", "-1", f"--before={(end - timedelta(seconds=1)).isoformat()}",
-                        self.tip)
-        self.stats["git_calls"] += 1
-        tip = res.stdout.decode().strip()
+        tip = self._tip_before(end)
         if not tip or tip == self.tip:
             return self
         v = self.view(tip)
@@ -579,7 +610,6 @@ class GitSource(Source):
     def view(self, tip: str) -> GitSource:
         """This clone read as if `tip` were the branch head: a long history is read in
         parts, each ending at a mainline commit (see `pipeline.generate_reports`)."""
-        self.latest_release()  # the views report against the branch's release, as a single report does
         v = object.__new__(GitSource)
         v.__dict__.update(self.__dict__)
         v.tip = tip
