@@ -80,6 +80,13 @@ def _wow(current: int, previous: int | None) -> dict:
     }
 
 
+def _lines(prs: list[PullRequest], direct: list[Commit]) -> tuple[int, int]:
+    """Lines added and deleted by a week's PRs and its direct commits."""
+    added = sum(p.lines_added for p in prs) + sum(f.added or 0 for c in direct for f in c.files)
+    deleted = sum(p.lines_deleted for p in prs) + sum(f.deleted or 0 for c in direct for f in c.files)
+    return added, deleted
+
+
 def compute_stats(
     window: Window,
     prs: list[PullRequest],
@@ -88,7 +95,7 @@ def compute_stats(
     history: list[WeekSample],
     themes: list[Theme],
     first_time: set[str] | None,
-    previous_detail: list[PullRequest] | None,
+    previous_detail: tuple[list[PullRequest], list[Commit]] | None,
     threshold: float,
 ) -> dict:
     authors = Counter(p.author for p in prs)
@@ -97,8 +104,7 @@ def compute_stats(
     by_module: Counter[str] = Counter()
     for p in prs:
         by_module.update(analyses[p.number].modules)
-    added = sum(p.lines_added for p in prs) + sum(sum(f.added or 0 for f in c.files) for c in direct)
-    deleted = sum(p.lines_deleted for p in prs) + sum(sum(f.deleted or 0 for f in c.files) for c in direct)
+    added, deleted = _lines(prs, direct)
     hist_counts = [len(w.prs) for w in history]
     n = len(prs)
     prev = hist_counts[-1] if hist_counts else None
@@ -127,8 +133,9 @@ def compute_stats(
         },
     }
     if previous_detail is not None:
-        stats["week_over_week"]["lines_added"] = _wow(added, sum(p.lines_added for p in previous_detail))
-        stats["week_over_week"]["lines_deleted"] = _wow(deleted, sum(p.lines_deleted for p in previous_detail))
+        prev_added, prev_deleted = _lines(*previous_detail)
+        stats["week_over_week"]["lines_added"] = _wow(added, prev_added)
+        stats["week_over_week"]["lines_deleted"] = _wow(deleted, prev_deleted)
     top = [t for t in themes[:6]]
     stats["trend"] = {
         "weeks": [w.label for w in history] + [window.label],
@@ -158,7 +165,7 @@ def build_facts(
     themes: list[Theme],
     week_risks: list[Risk],
     first_time: set[str] | None,
-    previous_detail: list[PullRequest] | None,
+    previous_detail: tuple[list[PullRequest], list[Commit]] | None,
 ) -> WeekFacts:
     from .analysis.risks import merge_risks
 

@@ -352,7 +352,8 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
     # Line counts only from the calibration weeks on: blob diffs are the expensive part of reading git.
     for p in source.iter_pull_requests(Window(calib_start, last.end, tz, "detail")):
         prs[p.number] = p
-    direct = source.direct_commits(Window(first.start, last.end, tz, "span"))
+    # Direct commits from the week before the first: its lines are compared with the first's.
+    direct = source.direct_commits(Window(periods[-1].start if periods else first.start, last.end, tz, "span"))
     repository = settings.name or source.repository_name() or "repository"
     span = Span(source, settings, repository, list(prs.values()), direct, calib_start)
     if enrich_github:
@@ -408,8 +409,10 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     analyses = engine.analyze_all(week_prs, ctx)
     clock.lap("analyze")
     previous = periods[-1] if periods else None
-    previous_detail = span.week(previous) if previous and previous.start >= span.detail_start else None
     direct = [c for c in span.direct if window.contains(c.committed_at)]
+    previous_detail = None  # the week before, when its line counts were read
+    if previous and previous.start >= span.detail_start:
+        previous_detail = (span.week(previous), [c for c in span.direct if previous.contains(c.committed_at)])
     facts = build_facts(
         repository=span.repository,
         window=window,

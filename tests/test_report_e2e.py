@@ -156,3 +156,27 @@ def test_custom_date_range(verl_repo):
     assert d["week"] == "2026-06-22..2026-06-24"
     assert all("2026-06-22" <= p["merged_at"][:10] <= "2026-06-24" for p in d["pull_requests"])
     assert 0 < d["stats"]["merged_prs"] < 22
+
+
+def test_direct_commits_count_in_the_page_tiles_and_in_last_weeks_lines(tmp_path):
+    """Commits pushed without a PR are part of the week's figures everywhere: the HTML
+    header tiles show what the summary and the JSON say, and the change in lines from
+    last week compares both weeks with their direct commits."""
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit("feat: earlier (#11)", "2026-06-16T10:00:00+00:00", {"src/w.py": b.lines(20)}, author="carol")
+    b.commit("hotfix pushed directly", "2026-06-17T10:00:00+00:00", {"src/v.py": b.lines(300)}, author="dave")
+    b.commit("feat: add x (#12)", "2026-06-22T10:00:00+00:00", {"src/x.py": b.lines(10)}, author="alice")
+    b.commit("tweak directly", "2026-06-23T10:00:00+00:00", {"src/y.py": b.lines(500)}, author="bob")
+    out = tmp_path / "out"
+    code, _, err = run_cli("report", str(b.path), "--name", "acme/d", "--week", "2026-W26", "--lang", "en",
+                           "--format", "json,html", "--out", str(out), "-q")
+    assert code == 0, err
+    stats = json.loads((out / "acme__d-2026-W26.en.json").read_text(encoding="utf-8"))["stats"]
+    assert (stats["contributors"], stats["lines_added"]) == (2, 510)
+    assert stats["week_over_week"]["lines_added"]["previous"] == 320
+    page = (out / "acme__d-2026-W26.en.html").read_text(encoding="utf-8")
+    tiles = dict((label, value) for value, label in re.findall(r"<li><b>([^<]*)</b><span>([^<]*)</span></li>", page))
+    assert tiles["contributors"] == "2" and tiles["lines added / deleted"] == "+510 / −0"

@@ -116,12 +116,13 @@ def _engine_name(report: Report) -> str:
 
 
 def _facts(report: Report, cat) -> dict:
-    prs = report.pull_requests
+    """The header tiles: the same figures as the summary and the JSON stats (direct commits included)."""
+    st, prs = report.stats, report.pull_requests
     return {
-        "prs": cat.num(len(prs)),
-        "contributors": cat.num(len({p.author for p in prs if p.author})),
-        "added": cat.num(sum(p.lines_added for p in prs)),
-        "deleted": cat.num(sum(p.lines_deleted for p in prs)),
+        "prs": cat.num(st.get("merged_prs", len(prs))),
+        "contributors": cat.num(st.get("contributors", len({p.author for p in prs if p.author}))),
+        "added": cat.num(st.get("lines_added", sum(p.lines_added for p in prs))),
+        "deleted": cat.num(st.get("lines_deleted", sum(p.lines_deleted for p in prs))),
         "breaking": cat.num(sum(1 for a in report.analyses.values() if a.breaking)),
     }
 
