@@ -23,6 +23,7 @@ import re
 from collections import defaultdict
 
 from .i18n import catalog
+from .render.links import safe_link
 
 SCHEMA_VERSION = 1
 
@@ -159,7 +160,7 @@ def _num(n: int) -> str:
 
 
 def _pr_ref(repository: str, number: int) -> str:
-    return f"{repository}#{number}"
+    return f"{_md_escape(repository)}#{number}"
 
 
 def _md_escape(text: str) -> str:
@@ -193,7 +194,8 @@ def render_digest_md(d: dict) -> str:
             lines += [t("quiet"), ""]
             continue
         for h in r["highlights"]:
-            ref = f"[#{h['number']}]({h['url']})" if h.get("url") else f"#{h['number']}"
+            url = safe_link(h.get("url"))  # as the repositories' own reports link: http(s) only, nothing that breaks out
+            ref = f"[#{h['number']}]({url})" if url else f"#{h['number']}"
             flag = f" **{t('breaking')}**" if h["breaking"] else ""
             text = _md_escape(h["key_contribution"] or h["title"])
             lines.append(f"- {ref} {_md_escape(h['title'])} ({t('importance')} {h['importance']:g}){flag}: {text}")

@@ -6,6 +6,7 @@ executor seam and per-repository publish targets (a real loopback receiver)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,23 @@ def test_digest_names_a_dependency_bump_shared_by_several_repositories(trio, tmp
     # the digest languages were generated for the digest only; the repositories' own files stay English
     assert sorted(p.name for p in (tmp_path / "out" / "acme__alpha").iterdir()) == [
         "acme__alpha-2026-W26.en.json", "acme__alpha-2026-W26.en.md"]
+
+
+def test_digest_escapes_repository_names_in_every_line(trio, tmp_path):
+    """A name is untrusted text: `*` or `<` in it must not turn into emphasis or HTML,
+    in the dependency line's `name#PR` references too, nor in the PR links made from it."""
+    body = 'out = "out"\nformats = ["json"]\nlanguages = ["en"]\n[digest]\nlanguages = ["en"]\n'
+    for name, path in (("ml*ops/alpha<x>", trio["alpha"]), ("ml*ops/beta", trio["beta"])):
+        body += f'[[repositories]]\nsource = "{path}"\nname = "{name}"\n'
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "-q"])
+    assert code == 0, err
+    md = (tmp_path / "out" / "ecosystem-2026-W26.en.md").read_text()
+    (dep,) = [line for line in md.splitlines() if line.startswith("- Dependency torch")]
+    assert "(ml\\*ops/alpha\\<x\\>#11, ml\\*ops/beta#11)" in dep
+    assert "<x>" not in md  # not even in a link: a URL holding `<` is dropped
+    outside_links = re.sub(r"\]\(https://[^()\s]*\)", "]", md)
+    assert "ml*ops" not in outside_links
 
 
 @pytest.mark.parametrize("executor", ["threads", "serial"])
