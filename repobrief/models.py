@@ -12,6 +12,16 @@ from datetime import datetime
 
 SCHEMA_VERSION = "1.0"
 
+# Bidirectional embedding, override and isolate controls: one left open in a PR title
+# reverses how the rest of a line or paragraph is displayed (other PR numbers, text),
+# in every output. Untrusted text loses them when it enters; marks (U+200E/F) stay.
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+
+
+def inert_text(text: str) -> str:
+    """`text` without bidirectional controls (ASCII or empty text is returned as it is, at once)."""
+    return text if not text or text.isascii() else text.translate(_BIDI_CONTROLS)
+
 
 @dataclass(slots=True)
 class FileChange:
@@ -39,6 +49,9 @@ class Comment:
     path: str | None = None
     diff_hunk: str | None = None
     author_association: str | None = None  # OWNER, MEMBER, CONTRIBUTOR, ...
+
+    def __post_init__(self) -> None:
+        self.author, self.body = inert_text(self.author), inert_text(self.body)
 
 
 @dataclass(slots=True)
@@ -78,6 +91,9 @@ class PullRequest:
     deletions_total: int | None = None
     lines_known: bool = True  # False: files are known, their line counts were not read
 
+    def __post_init__(self) -> None:
+        self.title, self.body, self.author = inert_text(self.title), inert_text(self.body), inert_text(self.author)
+
     # Plain loops: these run for every PR of every week, and a generator per sum cost
     # three times as much.
     @property
@@ -113,6 +129,9 @@ class Commit:
     committed_at: datetime
     files: list[FileChange] = field(default_factory=list)
     reverts: int | None = None  # the PR number this commit reverts, when known
+
+    def __post_init__(self) -> None:
+        self.subject, self.author = inert_text(self.subject), inert_text(self.author)
 
 
 @dataclass(slots=True)

@@ -180,3 +180,32 @@ def test_direct_commits_count_in_the_page_tiles_and_in_last_weeks_lines(tmp_path
     page = (out / "acme__d-2026-W26.en.html").read_text(encoding="utf-8")
     tiles = dict((label, value) for value, label in re.findall(r"<li><b>([^<]*)</b><span>([^<]*)</span></li>", page))
     assert tiles["contributors"] == "2" and tiles["lines added / deleted"] == "+510 / −0"
+
+
+def test_bidirectional_controls_in_pr_text_reach_no_output(tmp_path):
+    """A right-to-left override left open in a PR title would display the rest of the
+    summary (other PRs' numbers and titles) reversed, in every format."""
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit("feat: faster loader \u202e and \u2066more (#12)\n\nBody \u202d text", "2026-06-22T10:00:00+00:00",
+             {"src/core/x.py": b.lines(400)}, author="eve\u202e")
+    b.commit("feat: add y (#13)", "2026-06-23T10:00:00+00:00", {"src/core/y.py": b.lines(200)}, author="bob")
+    out = tmp_path / "out"
+    code, _, err = run_cli("report", str(b.path), "--name", "acme/b", "--week", "2026-W26", "--lang", "en",
+                           "--format", "md,html,json,slack,feishu,dingtalk,wecom", "--out", str(out), "-q")
+    assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()}
+    assert len(written) == 7
+    for name, text in written.items():
+        assert not re.search("[\u202a-\u202e\u2066-\u2069]", text), name
+    title = json.loads(written["acme__b-2026-W26.en.json"])["pull_requests"][0]["title"]
+    assert title == "feat: faster loader  and more (#12)"
+
+
+def test_a_models_answer_loses_its_bidirectional_controls():
+    from repobrief.llm.extract import extract_json
+
+    assert extract_json('{"summary": "ok \\u202e (#13)", "items": [{"t": "x\u2067y"}]}') == \
+        {"summary": "ok  (#13)", "items": [{"t": "xy"}]}

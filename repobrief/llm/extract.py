@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
+
+from ..models import inert_text
 
 
 class ExtractionError(ValueError):
@@ -19,7 +22,21 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 
 def extract_json(text: str | None) -> dict:
-    """The first JSON object in `text`."""
+    """The first JSON object in `text`, its strings without bidirectional controls."""
+    return _inert(_extract(text))
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return inert_text(value)
+    if isinstance(value, dict):
+        return {_inert(k): _inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
+
+
+def _extract(text: str | None) -> dict:
     if text is None or not text.strip():
         raise ExtractionError("the answer was blank; answer with one JSON object")
     s = text.strip().lstrip("\ufeff")
