@@ -32,11 +32,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import LANGUAGES, PublishTarget, Settings, _build, load_settings, read_config_file
 from .errors import ConfigError, RepobriefError, SourceError, UsageError
 from .window import Window
+
+if TYPE_CHECKING:
+    from .registry import Registry
 
 __all__ = [
     "DigestSettings",
@@ -150,6 +153,14 @@ def load_team(path: str | os.PathLike) -> Team:
         )
     for option, langs in [("languages", team.languages), ("digest.languages", team.digest.languages)]:
         _check_languages(option, langs)
+    if not team.digest.languages:  # a digest in no language would be no digest at all
+        raise ConfigError("option 'digest.languages' is empty; expected a list of " + ", ".join(LANGUAGES),
+                          f"leave it out for {' and '.join(LANGUAGES)}, or list the languages the digest is written in")
+    from .registry import ENGINES, EXECUTORS, PUBLISHERS
+
+    if team.engine:
+        _check_backend("engine", team.engine, ENGINES)
+    _check_backend("executor", team.executor, EXECUTORS)
     from .cli.report import parse_formats
 
     _check_formats("formats", team.formats, parse_formats)
@@ -184,10 +195,16 @@ def load_team(path: str | os.PathLike) -> Team:
                 raise ConfigError(f"unknown option '{where}.{key}'",
                                   f"did you mean '{where}.{near[0]}'?" if near else
                                   f"valid here: {', '.join(sorted(_ENTRY_KEYS))} and any repobrief option")
-        try:
-            _build(Settings, rest)
+        try:  # the values too (threshold = 42, name = "noslash"), not only their types: before any work
+            _build(Settings, {**rest, "name": entry.name} if entry.name else rest).validate()
         except ConfigError as e:
             raise ConfigError(e.message.replace("option '", f"option '{where}.", 1), e.hint) from None
+        if "engine" in rest:
+            _check_backend(f"{where}.engine", rest["engine"], ENGINES)
+        for j, target in enumerate(entry.publish):
+            _check_backend(f"{where}.publish[{j}].target", target.target, PUBLISHERS)
+            if not target.webhook.strip():
+                raise ConfigError(f"option '{where}.publish[{j}]' needs webhook", 'webhook = "https://…" (the bot\'s URL)')
         key = entry.name or entry.source
         if key in seen:
             raise ConfigError(f"option '{where}' repeats repositories[{seen[key]}] ({key})", "list each repository once")
@@ -201,6 +218,13 @@ def _check_languages(option: str, langs: list[str]) -> None:
     for lang in langs:
         if lang not in LANGUAGES:
             raise ConfigError(f"option {option!r} has {lang!r}; expected a list of {', '.join(LANGUAGES)}")
+
+
+def _check_backend(option: str, name: str, registry: Registry) -> None:
+    if name not in registry:
+        near = difflib.get_close_matches(name, registry.names(), n=1)
+        raise ConfigError(f"option {option!r} is {name!r}; expected one of {', '.join(registry.names())}",
+                          f"did you mean {near[0]!r}?" if near else None)
 
 
 def _check_formats(option: str, formats: list[str], parse: Callable[[str], list[str]]) -> None:

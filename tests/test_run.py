@@ -300,6 +300,9 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
     ('out = "o"\n', "lists no repositories"),
     ('[[repositories]]\nsource = "x"\n[[repositories]]\nsource = "x"\n', "repeats repositories[0]"),
     ('wrokers = 2\n[[repositories]]\nsource = "x"\n', "unknown option 'wrokers'"),
+    ('[digest]\nlanguages = []\n[[repositories]]\nsource = "x"\n', "option 'digest.languages' is empty"),
+    ('engine = "ofline"\n[[repositories]]\nsource = "x"\n', "option 'engine' is 'ofline'; expected one of llm, offline"),
+    ('executor = "thread"\n[[repositories]]\nsource = "x"\n', "option 'executor' is 'thread'"),
 ])
 def test_config_errors_name_the_option_before_any_work(tmp_path, text, message):
     cfg = write_team(tmp_path, text)
@@ -307,6 +310,26 @@ def test_config_errors_name_the_option_before_any_work(tmp_path, text, message):
     assert code == ConfigError.exit_code, err
     assert message in err
     assert not (tmp_path / "reports").exists() and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("option,message", [
+    ("threshold = 42", "option 'repositories[1].threshold' is 42.0; expected a number from 0.0 to 10.0"),
+    ('name = "noslash"', "option 'repositories[1].name' is 'noslash'; expected OWNER/REPO"),
+    ('language = "fr"', "option 'repositories[1].language' is 'fr'"),
+    ("baseline_weeks = 0", "option 'repositories[1].baseline_weeks' is 0"),
+    ('engine = "ofline"', "option 'repositories[1].engine' is 'ofline'"),
+    ('[[repositories.publish]]\ntarget = "slak"\nwebhook = "http://127.0.0.1:9/x"',
+     "option 'repositories[1].publish[0].target' is 'slak'"),
+    ('[[repositories.publish]]\ntarget = "slack"', "option 'repositories[1].publish[0]' needs webhook"),
+])
+def test_a_bad_repository_option_stops_the_run_before_any_repository_is_read(trio, tmp_path, option, message):
+    body = f'out = "out"\n[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+    body += f'[[repositories]]\nsource = "{trio["beta"]}"\n{option}\n'
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code, err
+    assert message in err
+    assert not (tmp_path / "out").exists()  # acme/alpha, whose options are fine, was not reported either
 
 
 def test_bad_week_and_missing_config(tmp_path, trio):

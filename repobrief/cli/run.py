@@ -97,13 +97,13 @@ def run(
 
     team = load_team(config)
     ts = team.settings
-    executor = executor or ts.executor
-    if executor not in EXECUTORS:
+    if executor is not None and executor not in EXECUTORS:  # the config's own `executor` is checked by load_team
         import difflib
 
         near = difflib.get_close_matches(executor, EXECUTORS.names(), n=1)
         raise UsageError(f"unknown executor {executor!r}; valid: {', '.join(EXECUTORS.names())}",
                          f"did you mean {near[0]!r}?" if near else None)
+    executor = executor or ts.executor
     if only:
         team.keep_only(only, config)
     jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out)
