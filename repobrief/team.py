@@ -7,7 +7,7 @@ folder and publish targets, plus any repobrief option (`threshold`, `[[modules]]
 
     out = "reports"                 # default output folder (relative to team.toml)
     formats = ["md", "json"]
-    db = "postgresql://…"           # optional shared store: PRs and rendered reports
+    db = "postgresql://…"           # optional shared store: PRs and rendered reports (a path: relative to team.toml)
 
     [[repositories]]
     source = "/srv/clones/verl"
@@ -322,8 +322,10 @@ def plan_jobs(
                 exit_code=SourceError.exit_code, stage="settings"))
             continue
         overrides: dict[str, Any] = dict(rest)
+        if "db" in rest:
+            overrides["db"] = _relative_to(base, rest["db"])
         for key, value in (("name", entry.name), ("timezone", entry.timezone or ts.timezone),
-                           ("db", db if db is not None else ts.db), ("engine", ts.engine)):
+                           ("db", db if db is not None else _relative_to(base, ts.db)), ("engine", ts.engine)):
             if value:
                 overrides[key] = value
         config_file = str(base / entry.config) if entry.config else None
@@ -353,6 +355,15 @@ def plan_jobs(
             offline=offline,
         ))
     return jobs, failed
+
+
+def _relative_to(base: Path, db: str) -> str:
+    """A store path written in the team config starts at its folder, as its other paths do
+    (not at the current directory, which differs under cron); a URL is kept as it is."""
+    if not db or "://" in db:
+        return db
+    path = Path(db).expanduser()
+    return str(path if path.is_absolute() else base / path)
 
 
 def _looks_like_path(target: str) -> bool:

@@ -390,6 +390,22 @@ def test_reports_and_prs_go_to_a_shared_sqlite_store(trio, tmp_path):
             assert store.load_report(name, "2026-W26", "en", "md") == written
 
 
+def test_a_relative_db_in_team_toml_starts_at_its_folder_whatever_the_current_directory(trio, tmp_path, monkeypatch):
+    """Run from cron or another folder, `db = "team.db"` is still the store next to team.toml."""
+    from repobrief.store import open_store
+
+    cfg = write_team(tmp_path / "cfg", f'db = "team.db"\nformats = ["md"]\nlanguages = ["en"]\n'
+                                       f'[[repositories]]\nsource = "{trio["torch"]}"\nname = "acme/torch"\n')
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q"])
+    assert code == 0, err
+    assert not (tmp_path / "elsewhere" / "team.db").exists()
+    with open_store(tmp_path / "cfg" / "team.db") as store:
+        assert store.load_report("acme/torch", "2026-W26", "en", "md") == (
+            tmp_path / "cfg" / "reports" / "acme__torch" / "acme__torch-2026-W26.en.md").read_text()
+
+
 def test_a_github_source_with_nothing_synced_fails_alone_offline(trio, tmp_path):
     body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n[[repositories]]\nsource = "github:acme/never-synced"\n'
     body += f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
