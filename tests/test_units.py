@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from repobrief.config import load_settings
 from repobrief.conventions import clean_body, first_sentence, parse_title
 from repobrief.errors import ConfigError, UsageError
-from repobrief.render.markdown import md_line, md_text
+from repobrief.render.markdown import md_cell, md_line, md_text
 from repobrief.window import parse_timezone, parse_week, resolve_window, week_range
 
 
@@ -160,6 +160,26 @@ def test_markdown_escaping_is_inert():
     assert md_text("*bold* _em_") == "\\*bold\\* \\_em\\_"
     assert md_text("odd ` tick") == "odd \\` tick" and md_text("`code`") == "`code`"
     assert md_line("# not a heading") == "\\# not a heading"
+
+
+def test_markdown_code_spans_and_entities_show_as_written():
+    """Code spans are inert, so their text is left as written (CommonMark would show escapes
+    in them literally); an entity written in a title is shown, not decoded."""
+    from markdown_it import MarkdownIt
+
+    def shown(md: str) -> str:
+        return MarkdownIt("commonmark").enable("table").render(md)
+
+    title = "support `cfg[0]|x`, `List<int>` and `_private` in a*b"
+    assert shown(md_text(title)) == "<p>support <code>cfg[0]|x</code>, <code>List&lt;int&gt;</code> and " \
+                                    "<code>_private</code> in a*b</p>\n"
+    table = f"| a | b |\n|---|---|\n| {md_cell(title)} | 2 |\n"
+    assert "<td>support <code>cfg[0]|x</code>, <code>List&lt;int&gt;</code> and <code>_private</code> in a*b</td>" \
+        "\n<td>2</td>" in shown(table)
+    assert shown(md_text("Escape &lt;br&gt; &#60;b&#62; and &nbsp; (A & B)")) == \
+        "<p>Escape &amp;lt;br&amp;gt; &amp;#60;b&amp;#62; and &amp;nbsp; (A &amp; B)</p>\n"
+    assert shown(md_text("`<img src=x onerror=alert(1)>` then <b>x</b>")) == \
+        "<p><code>&lt;img src=x onerror=alert(1)&gt;</code> then &lt;b&gt;x&lt;/b&gt;</p>\n"
 
 
 def _week_report(tmp_path, commits):

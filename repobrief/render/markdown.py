@@ -13,18 +13,28 @@ _MD_SPECIAL = re.compile(r"([\\*\[\]|~])")
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
-def md_text(text: str) -> str:
-    """Untrusted text as inert Markdown on one line: no links, raw HTML, emphasis,
-    code spans, headings or table breaks, while identifiers stay readable."""
+_CODE_SPAN = re.compile(r"(`[^`]+`)")
+# `&` only where it would start an entity: "&nbsp;" written in a title stays those six characters.
+_MD_ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+
+
+def md_text(text: str, *, cell: bool = False) -> str:
+    """Untrusted text as inert Markdown on one line: no links, raw HTML, entities,
+    emphasis, headings or table breaks, while identifiers stay readable. Code spans
+    (paired backticks) are inert already and stay as they are, so their text shows
+    without escapes; an unpaired backtick is escaped, or it could swallow the text
+    after it. In a table `cell`, a pipe inside a code span is escaped too (GFM)."""
     text = re.sub(r"\s*\n\s*", " ", text or "").strip()
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    text = _MD_UNDERSCORE.sub(r"\\_", text)
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
-    # Code spans are inert and keep identifiers readable; an unpaired backtick could
-    # swallow the text after it, so backticks stay only when they pair up.
-    if text.count("`") % 2:
-        text = text.replace("`", "\\`")
-    return text
+    parts = _CODE_SPAN.split(text)
+    for i, part in enumerate(parts):
+        if i % 2:
+            parts[i] = part.replace("|", "\\|") if cell else part
+            continue
+        part = _MD_SPECIAL.sub(r"\\\1", part)
+        part = _MD_UNDERSCORE.sub(r"\\_", part)
+        part = _MD_ENTITY.sub(r"\\&", part)
+        parts[i] = part.replace("<", "&lt;").replace(">", "&gt;").replace("`", "\\`")
+    return "".join(parts)
 
 
 def md_line(text: str) -> str:
@@ -34,8 +44,8 @@ def md_line(text: str) -> str:
 
 
 def md_cell(text: str) -> str:
-    """A table cell: one line, `|` escaped."""
-    return md_text(text)
+    """A table cell: one line, `|` escaped (in code spans too)."""
+    return md_text(text, cell=True)
 
 
 def render(report: Report) -> str:
