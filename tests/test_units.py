@@ -416,6 +416,16 @@ def test_english_counts_of_one_are_singular_but_titles_stay_as_written(tmp_path)
     assert "1 PRs" not in summary and "1 lines" not in summary
 
 
+def test_one_direct_commit_is_singular_too(tmp_path):
+    rep = _week_report(tmp_path, [("feat: a (#1)", "2026-03-02T10:00:00+00:00", lambda b: {"pkg/core/b.py": "x\n"}),
+                                  ("tweak directly", "2026-03-03T10:00:00+00:00", lambda b: {"pkg/core/c.py": "y\n"})])
+    assert "; 1 more commit landed directly without a PR" in rep.sections.summary
+    from repobrief.i18n import catalog
+
+    assert catalog("en").t("summary.empty_direct", count="1") == " (1 direct commit landed without a PR)"
+    assert catalog("en").t("summary.empty_direct", count="2") == " (2 direct commits landed without a PR)"
+
+
 def test_both_catalogs_have_the_same_messages_with_plain_fields():
     """A message missing in one language fails here rather than in the report of the
     one week that needs it. (Fields may differ: "and 3 more" / "等5个" take different
