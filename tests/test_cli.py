@@ -41,6 +41,9 @@ def test_help_lists_commands_and_options():
         (["--format", "md,docx"], 2, "valid formats:"),
         (["--format", "md,json"], 2, "several formats need --out"),
         (["--week", "last", "--since", "2026-01-01"], 2, "either --week or --since"),
+        (["--link", "reports.example.com/w26.html"], 2, "'reports.example.com/w26.html' is not an absolute http(s) URL"),
+        (["--link", "https://r.example.com/weekly reports/w26.html"], 2, "contains a space or a control character"),
+        (["--link", "javascript:alert(1)"], 2, "--link 'javascript:alert(1)' is not an absolute http(s) URL"),
     ],
 )
 def test_bad_flags(small_repo, args, code, message):

@@ -100,6 +100,10 @@ def report(
     if len(formats) > 1 and out is None:
         raise UsageError("several formats need --out DIR (one file per format)")
     window = resolve_window(week, since, until, parse_timezone(settings.timezone or "UTC"))
+    if link:
+        from ..render.links import checked_link
+
+        link = checked_link(link, "--link")
     # The offline report needs no store, and importing SQLAlchemy alone costs ~0.4 s of a
     # one-second budget, so the store is used when asked for (--db, db=, --store).
     store = _open_store(settings) if (keep if keep is not None else bool(settings.db)) else None

@@ -28,6 +28,20 @@ def safe_link(url: str | None) -> str | None:
     return url
 
 
+def checked_link(url: str, option: str) -> str:
+    """`url` from the user (`option` names where it was given), or a UsageError saying
+    why a card would have no button for it."""
+    from ..errors import UsageError
+
+    link = safe_link(url)
+    if link is None:
+        why = "contains a space or a control character" if any(ord(c) <= 0x20 for c in url.strip()) else \
+            "is not an absolute http(s) URL"
+        raise UsageError(f"{option} {url.strip()!r} {why}; give the full address, e.g. "
+                         "https://reports.example.com/2026-W26.html (a space is written %20)")
+    return link
+
+
 def pr_link(report: Report, number: int, url: str | None = None) -> str | None:
     """The PR's own URL when the source knew it, else its GitHub URL for an OWNER/REPO name."""
     if url is None:
