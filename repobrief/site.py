@@ -58,6 +58,18 @@ def repo_dir(repository: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def _free_path(manifest: dict, repository: str) -> str:
+    """The folder of a repository new to the site: OWNER/REPO made safe, with a number
+    added when another repository's name made the same folder ("a b" and "a-b")."""
+    owner, repo = repo_dir(repository)
+    used = {e.get("path") for e in manifest["repositories"].values()}
+    path, n = f"{owner}/{repo}", 1
+    while path in used:
+        n += 1
+        path = f"{owner}/{repo}-{n}"
+    return path
+
+
 def week_windows(last: Window, weeks: int) -> list[Window]:
     """`weeks` consecutive windows ending with `last`, oldest first."""
     if weeks < 1 or weeks > 520:
@@ -93,6 +105,13 @@ def build_site(
         raise UsageError(f"--out {str(out)!r} is a file; give a folder for the site")
     out.mkdir(parents=True, exist_ok=True)
     manifest = _read_manifest(out)
+    site_lang = manifest.get("lang") or next((e.get("lang") for e in manifest["repositories"].values()), None)
+    if site_lang and site_lang != settings.language:
+        # The index, the trends pages and the week summaries are in the site's language.
+        raise UsageError(
+            f"the site in {str(out)!r} is in {site_lang!r}; a report in {settings.language!r} would mix languages on its pages",
+            f"run with --lang {site_lang}, or give another --out for a {settings.language!r} site",
+        )
 
     reports: list[Report] = []
     for r in generate(target, settings, windows):
@@ -100,12 +119,12 @@ def build_site(
         if progress:
             progress(r.week)
     repository = reports[-1].repository
-    owner, repo = repo_dir(repository)
-    folder = out / owner / repo
+    entry = manifest["repositories"].get(repository)
+    if entry is None:
+        entry = manifest["repositories"][repository] = {"path": _free_path(manifest, repository), "weeks": {}}
+    folder = out / entry["path"]
     folder.mkdir(parents=True, exist_ok=True)
-
-    entry = manifest["repositories"].setdefault(repository, {"path": f"{owner}/{repo}", "weeks": {}})
-    entry["lang"] = reports[-1].lang
+    manifest["lang"] = entry["lang"] = reports[-1].lang
     for r in reports:
         entry["weeks"][r.week] = _week_summary(r)
 

@@ -1,0 +1,46 @@
+"""`repobrief site`: one archive site for many repositories, in one language."""
+
+from __future__ import annotations
+
+import json
+
+from clirun import run_cli
+from gitrepo import GitRepoBuilder
+
+
+def _repo(path):
+    b = GitRepoBuilder(path)
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit(f"feat: work in {path.name} (#3)", "2026-06-23T10:00:00+00:00", {"src/x.py": b.lines(20)}, author="ann")
+    return b.path
+
+
+def _site(repo, name, out, lang="en"):
+    return run_cli("site", str(repo), "--name", name, "--lang", lang, "--until-week", "2026-W26", "--weeks", "1",
+                   "--out", str(out), "-q")
+
+
+def test_repositories_whose_names_make_the_same_folder_keep_their_own_pages(tmp_path):
+    out = tmp_path / "site"
+    for name, folder in (("acme/a b", "one"), ("acme/a-b", "two")):
+        code, _, err = _site(_repo(tmp_path / folder), name, out)
+        assert code == 0, err
+    repos = json.loads((out / "site.json").read_text(encoding="utf-8"))["repositories"]
+    assert {n: e["path"] for n, e in repos.items()} == {"acme/a b": "acme/a-b", "acme/a-b": "acme/a-b-2"}
+    assert "work in one" in (out / "acme/a-b/2026-W26.html").read_text(encoding="utf-8")
+    assert "work in two" in (out / "acme/a-b-2/2026-W26.html").read_text(encoding="utf-8")
+    # A later run of the first one goes back to its own folder.
+    code, _, err = _site(tmp_path / "one", "acme/a b", out)
+    assert code == 0, err
+    assert "work in one" in (out / "acme/a-b/2026-W26.html").read_text(encoding="utf-8")
+
+
+def test_a_site_stays_in_one_language(tmp_path):
+    out = tmp_path / "site"
+    code, _, err = _site(_repo(tmp_path / "one"), "acme/one", out)
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, _, err = _site(_repo(tmp_path / "two"), "acme/two", out, lang="zh")
+    assert code == 2
+    assert "is in 'en'" in err and "--lang en" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
