@@ -125,14 +125,25 @@ class Team:
     entries: list[RepositoryEntry]
     overrides: list[dict]  # per repository: the other repobrief options of its table
     base_dir: Path  # the team config's folder; relative paths start here
+    positions: list[int] = field(default_factory=list)  # each entry's N in `repositories[N]` (kept by keep_only)
+
+    def position(self, i: int) -> int:
+        return self.positions[i] if self.positions else i
 
     def keep_only(self, only: list[str], config: str | os.PathLike) -> None:
-        """Keep the repositories named in `only` (by name or source); an unknown one is a usage error."""
-        keep = [i for i, e in enumerate(self.entries) if e.name in only or e.source in only]
-        missing = set(only) - {self.entries[i].name for i in keep} - {self.entries[i].source for i in keep}
+        """Keep the repositories named in `only`: by `name`, `source`, or the name their reports,
+        progress and errors show (their own config's, else the origin remote's OWNER/REPO, else
+        the folder's); an unknown one is a usage error."""
+        shown = [e.name for e in self.entries]
+        if set(only) - {*shown, *(e.source for e in self.entries)}:  # finding the others' names costs a git call
+            shown = [e.name or _report_name(e, _own_settings_name(self.base_dir, e, rest), *_locate(self.base_dir, e.source))
+                     for e, rest in zip(self.entries, self.overrides, strict=True)]
+        labels = [{name, e.source} for name, e in zip(shown, self.entries, strict=True)]
+        keep = [i for i, own in enumerate(labels) if own & set(only)]
+        missing = set(only) - set().union(*labels)
         if missing:
-            raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}",
-                             "valid: " + ", ".join(e.name or e.source for e in self.entries))
+            raise UsageError(f"--only {sorted(missing)[0]!r} is not in {config}", "valid: " + ", ".join(shown))
+        self.positions = [self.position(i) for i in keep]
         self.entries = [self.entries[i] for i in keep]
         self.overrides = [self.overrides[i] for i in keep]
 
@@ -170,8 +181,10 @@ def load_team(path: str | os.PathLike) -> Team:
         raise ConfigError(f"option 'digest.highlights' is {team.digest.highlights}; expected a positive whole number")
     if team.timezone:
         _check_timezone("timezone", team.timezone)
-    seen: dict[str, int] = {}
-    entries, overrides = [], []
+    names: dict[str, int] = {}  # repository name → its table
+    sources: dict[str, list[int]] = {}  # clone path or remote source → its tables
+    entries: list[RepositoryEntry] = []
+    overrides: list[dict] = []
     for i, raw in enumerate(team.repositories):
         where = f"repositories[{i}]"
         if not isinstance(raw, dict):
@@ -205,13 +218,25 @@ def load_team(path: str | os.PathLike) -> Team:
             _check_backend(f"{where}.publish[{j}].target", target.target, PUBLISHERS)
             if not target.webhook.strip():
                 raise ConfigError(f"option '{where}.publish[{j}]' needs webhook", 'webhook = "https://…" (the bot\'s URL)')
-        key = entry.name or entry.source
-        if key in seen:
-            raise ConfigError(f"option '{where}' repeats repositories[{seen[key]}] ({key})", "list each repository once")
-        seen[key] = i
+        if entry.name in names:
+            raise ConfigError(f"option '{where}' repeats repositories[{names[entry.name]}] ({entry.name})",
+                              "list each repository once")
+        # One clone may be listed under several spellings (./x, x/, its absolute path): compare
+        # where they lead. The same clone under two names (e.g. two branches) is two repositories.
+        target, is_remote = _locate(path.resolve().parent, entry.source)
+        for j in sources.get(target, []):
+            if not (entry.name and entries[j].name):
+                first = entries[j].source
+                same = (f"({first})" if is_remote or first == entry.source else
+                        f"({first!r} and {entry.source!r} are the same clone, {target})")
+                raise ConfigError(f"option '{where}' repeats repositories[{j}] {same}",
+                                  "list each repository once, or give each table its own `name`")
+        if entry.name:
+            names[entry.name] = i
+        sources.setdefault(target, []).append(i)
         entries.append(entry)
         overrides.append(rest)
-    return Team(team, entries, overrides, path.resolve().parent)
+    return Team(team, entries, overrides, path.resolve().parent, list(range(len(entries))))
 
 
 def _check_languages(option: str, langs: list[str]) -> None:
@@ -304,11 +329,9 @@ def plan_jobs(
     out_root = Path(out) if out is not None else base / ts.out
     jobs: list[RepoJob] = []
     failed: list[JobResult] = []
+    names: dict[int, str] = {}  # per job: the OWNER/REPO its reports are written under
     for i, (entry, rest) in enumerate(zip(team.entries, team.overrides, strict=True)):
-        target = entry.source
-        is_remote = ":" in target and not Path(target).exists() and not (base / target).exists() and not _looks_like_path(target)
-        if not is_remote:
-            target = str((base / target).resolve()) if not Path(target).is_absolute() else target
+        target, is_remote = _locate(base, entry.source)
         label = entry.name or entry.source
         scheme = target.partition(":")[0]
         if is_remote and scheme not in SOURCES:
@@ -316,7 +339,7 @@ def plan_jobs(
 
             near = difflib.get_close_matches(scheme, SOURCES.names(), n=1)
             failed.append(JobResult(
-                i, label, False, error=f"unknown source {scheme!r} in repositories[{i}].source ({entry.source!r})",
+                i, label, False, error=f"unknown source {scheme!r} in repositories[{team.position(i)}].source ({entry.source!r})",
                 hint=(f"did you mean {near[0]}:…? " if near else "")
                 + f"valid: a clone path, or {', '.join(n + ':…' for n in SOURCES.names() if n != 'git')}",
                 exit_code=SourceError.exit_code, stage="settings"))
@@ -338,6 +361,7 @@ def plan_jobs(
             failed.append(JobResult(i, label, False, error=e.message, hint=e.hint, exit_code=e.exit_code,
                                     stage="settings"))
             continue
+        name = names[i] = _report_name(entry, settings.name, target, is_remote)
         languages = entry.languages or ts.languages or [settings.language]
         extra = [lang for lang in (ts.digest.languages if digest else []) if lang not in languages]
         jobs.append(RepoJob(
@@ -348,13 +372,85 @@ def plan_jobs(
             window=window,
             languages=list(languages),
             formats=list(entry.formats or ts.formats),
-            out=str(base / entry.out) if entry.out else str(out_root / (entry.name or Path(entry.source).name).replace("/", "__")),
+            out=str(base / entry.out) if entry.out else str(out_root / name.replace("/", "__")),
             publish=list(entry.publish) if publish else [],
             extra_languages=extra,
             db=settings.db if (db or ts.db) else "",
             offline=offline,
         ))
+    _check_names_differ(team, names, jobs)
     return jobs, failed
+
+
+def _check_names_differ(team: Team, names: dict[int, str], jobs: list[RepoJob]) -> None:
+    """Two repositories reported under one name would write the same files (and the same
+    rows of a shared store), one silently replacing the other: a config error before any work."""
+    first: dict[str, int] = {}
+    for job in jobs:
+        name = names[job.index]
+        j = first.setdefault(name, job.index)
+        if j == job.index:
+            continue
+        a, b = team.entries[j], team.entries[job.index]
+        folders = {jb.out for jb in jobs if jb.index in (j, job.index)}
+        raise ConfigError(
+            f"repositories[{team.position(j)}] (source {a.source!r}) and repositories[{team.position(job.index)}] "
+            f"(source {b.source!r}) are both reported as {name!r}, "
+            + (f"into {folders.pop()}: " if len(folders) == 1 else "in reports and a store keyed by that name: ")
+            + "one would replace the other",
+            'set `name = "OWNER/REPO"` in their [[repositories]] tables, a different one each',
+        )
+
+
+def _locate(base: Path, source: str) -> tuple[str, bool]:
+    """(target, is_remote): a clone as its absolute, resolved path (so that `./x`, `x/` and
+    `/abs/x` are one clone), or a `scheme:OWNER/REPO` source as written."""
+    if ":" in source and not Path(source).exists() and not (base / source).exists() and not _looks_like_path(source):
+        return source, True
+    return str((base / Path(source).expanduser()).resolve()), False
+
+
+def _report_name(entry: RepositoryEntry, settings_name: str, target: str, is_remote: bool) -> str:
+    """The name a repository's reports are written under, as `generate_report` finds it: its
+    `name`, else its own config's, else OWNER/REPO of a remote source or of the clone's origin
+    remote, else the clone's folder."""
+    if entry.name or settings_name:
+        return entry.name or settings_name
+    if is_remote:
+        scheme, _, rest = target.partition(":")
+        if scheme == "github":
+            from .sources.github import parse_repository
+
+            try:
+                return parse_repository(target)
+            except UsageError:  # the job says what is wrong with it
+                pass
+        return rest.strip("/") or target
+    import subprocess
+
+    from .sources.git import parse_remote
+
+    try:
+        url = subprocess.run(["git", "-C", target, "config", "--get", "remote.origin.url"],
+                             capture_output=True, text=True, errors="replace").stdout
+    except OSError:  # no git: the job says so
+        url = ""
+    remote = parse_remote(url) if url.strip() else None
+    if remote:
+        return remote[1]
+    folder = Path(target).name
+    return folder.removesuffix(".git") or folder
+
+
+def _own_settings_name(base: Path, entry: RepositoryEntry, rest: dict) -> str:
+    """The `name` a repository's own repobrief.toml (or the environment) gives it; "" when
+    none, or when its settings cannot be read (that repository then fails alone)."""
+    target, is_remote = _locate(base, entry.source)
+    try:
+        return load_settings(None if is_remote else target, config_file=str(base / entry.config) if entry.config else None,
+                             overrides=dict(rest)).name
+    except RepobriefError:
+        return ""
 
 
 def _relative_to(base: Path, db: str) -> str:

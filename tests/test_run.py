@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from clirun import run_cli
-from gitrepo import squash_repo
+from gitrepo import git, squash_repo
 from receivers import Receiver, json_response, loopback_server_fixture
 
 from repobrief.errors import ConfigError, SourceError
@@ -300,6 +300,8 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
     ('out = "o"\n', "lists no repositories"),
     ('[[repositories]]\nsource = "x"\n[[repositories]]\nsource = "x"\n', "repeats repositories[0]"),
     ('wrokers = 2\n[[repositories]]\nsource = "x"\n', "unknown option 'wrokers'"),
+    ('[[repositories]]\nsource = "x"\nname = "a/x"\n[[repositories]]\nsource = "./x/"\n',
+     "repeats repositories[0] ('x' and './x/' are the same clone"),
     ('[digest]\nlanguages = []\n[[repositories]]\nsource = "x"\n', "option 'digest.languages' is empty"),
     ('engine = "ofline"\n[[repositories]]\nsource = "x"\n', "option 'engine' is 'ofline'; expected one of llm, offline"),
     ('executor = "thread"\n[[repositories]]\nsource = "x"\n', "option 'executor' is 'thread'"),
@@ -330,6 +332,67 @@ def test_a_bad_repository_option_stops_the_run_before_any_repository_is_read(tri
     assert code == ConfigError.exit_code, err
     assert message in err
     assert not (tmp_path / "out").exists()  # acme/alpha, whose options are fine, was not reported either
+
+
+def test_one_clone_listed_under_two_spellings_is_a_config_error(trio, tmp_path):
+    """`./x/`, `x` and `/abs/x` are one clone: listed twice it would be reported twice and
+    counted twice in the digest."""
+    import os
+
+    relative = os.path.relpath(trio["alpha"], tmp_path) + "/"
+    cfg = write_team(tmp_path, f'out = "out"\n[[repositories]]\nsource = "{trio["alpha"]}"\n'
+                               f'[[repositories]]\nsource = "{trio["beta"]}"\n[[repositories]]\nsource = "./{relative}"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == ConfigError.exit_code, err
+    assert f"option 'repositories[2]' repeats repositories[0] ('{trio['alpha']}' and './{relative}' are the same clone" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def namesakes(tmp_path_factory):
+    """Clones whose folders share a name: two without a remote, two with different origins."""
+    root = tmp_path_factory.mktemp("namesakes")
+    small_repo(root / "teamA" / "service", [("feat: A only feature", {"a.py": 10})])
+    small_repo(root / "teamB" / "service", [("feat: B only feature", {"b.py": 10})])
+    for folder, owner in (("x", "acme"), ("y", "other")):
+        small_repo(root / folder / "lib", [(f"feat: {owner} lib feature", {"lib.py": 10})])
+        git(root / folder / "lib", "remote", "add", "origin", f"https://github.com/{owner}/lib.git")
+    return root
+
+
+def test_clones_with_one_folder_name_are_reported_under_their_remotes_names_or_refused(namesakes, tmp_path):
+    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n'
+    body += "".join(f'[[repositories]]\nsource = "{namesakes / f}"\n' for f in ("x/lib", "y/lib"))
+    cfg = write_team(tmp_path / "remotes", body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q"])
+    assert code == 0, err
+    out = tmp_path / "remotes" / "out"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.md")) == [
+        "acme__lib/acme__lib-2026-W26.en.md", "other__lib/other__lib-2026-W26.en.md"]
+    assert "acme lib feature" in (out / "acme__lib" / "acme__lib-2026-W26.en.md").read_text().lower()
+
+    # No remote: both would be 'service', written to one folder, one report replacing the other.
+    body = 'out = "out"\n' + "".join(f'[[repositories]]\nsource = "{namesakes / f}"\n' for f in ("teamA/service", "teamB/service"))
+    cfg = write_team(tmp_path / "plain", body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code, err
+    assert (f"repositories[0] (source '{namesakes / 'teamA/service'}') and repositories[1] "
+            f"(source '{namesakes / 'teamB/service'}') are both reported as 'service'") in err
+    assert 'set `name = "OWNER/REPO"` in their [[repositories]] tables' in err
+    assert not (tmp_path / "plain" / "out").exists()
+
+
+def test_only_accepts_the_name_progress_and_errors_show(namesakes, tmp_path):
+    """An unnamed clone is shown as its origin remote's OWNER/REPO; `--only` takes that name."""
+    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n'
+    body += "".join(f'[[repositories]]\nsource = "{namesakes / f}"\n' for f in ("x/lib", "teamA/service"))
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--only", "acme/lib"])
+    assert code == 0, err
+    assert "acme/lib: 1 PRs" in err and "1 of 1 repositories reported" in err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["acme__lib"]
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--only", "acme/nope"])
+    assert code == 2 and "--only 'acme/nope' is not in" in err and "valid: acme/lib, service" in err
 
 
 def test_bad_week_and_missing_config(tmp_path, trio):

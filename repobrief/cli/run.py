@@ -86,7 +86,7 @@ def run(
     workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
     executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads, serial or ray (a Ray cluster; the `ray` extra)."),
     ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: 'auto' (the running cluster), ray://HEAD:10001, or none to start a local one."),
-    only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name or source); repeatable."),
+    only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name, as progress and errors show it, or its source); repeatable."),
     no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
     offline: bool = typer.Option(False, "--offline", help="No network: git sources read clones, github sources read the store."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
