@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .models import inert_text
+
 # Canonical change types and the words that mean them.
 TYPE_ALIASES = {
     "feat": "feat", "feature": "feat", "features": "feat", "add": "feat", "new": "feat", "enhancement": "feat",
@@ -219,7 +221,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         text=text,
         what=what,
         tests=tests,
-        breaking_note=footer.group(1).strip() if footer else None,
+        breaking_note=inert_text(footer.group(1).strip()) if footer else None,
         checked=checked,
         issue_refs=refs,
         headings=headings,
@@ -299,6 +301,6 @@ def first_sentence(text: str, limit: int = 220) -> str:
             continue
         m = re.search(r"(?<=[.!?。！？])\s", para)
         s = para[: m.start()] if m else para
-        s = s.strip()
+        s = inert_text(s.strip())
         return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
     return ""

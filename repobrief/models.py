@@ -7,6 +7,7 @@ on its own and the JSON renderer is a straight dump of `Report.to_dict()`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,13 +15,15 @@ SCHEMA_VERSION = "1.0"
 
 # Bidirectional embedding, override and isolate controls: one left open in a PR title
 # reverses how the rest of a line or paragraph is displayed (other PR numbers, text),
-# in every output. Untrusted text loses them when it enters; marks (U+200E/F) stay.
-_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+# in every output. Titles and names lose them when they enter, the parts of bodies a
+# report quotes when they are taken; marks (U+200E/F) stay.
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def inert_text(text: str) -> str:
-    """`text` without bidirectional controls (ASCII or empty text is returned as it is, at once)."""
-    return text if not text or text.isascii() else text.translate(_BIDI_CONTROLS)
+    """`text` without bidirectional controls. (A search first: `str.translate` walks a
+    long PR body character by character in Python's dict lookups, 20 times slower.)"""
+    return text if not text or text.isascii() or not _BIDI_CONTROLS.search(text) else _BIDI_CONTROLS.sub("", text)
 
 
 @dataclass(slots=True)
@@ -51,7 +54,7 @@ class Comment:
     author_association: str | None = None  # OWNER, MEMBER, CONTRIBUTOR, ...
 
     def __post_init__(self) -> None:
-        self.author, self.body = inert_text(self.author), inert_text(self.body)
+        self.author = inert_text(self.author)  # the body reaches reports through first_sentence
 
 
 @dataclass(slots=True)
@@ -92,7 +95,9 @@ class PullRequest:
     lines_known: bool = True  # False: files are known, their line counts were not read
 
     def __post_init__(self) -> None:
-        self.title, self.body, self.author = inert_text(self.title), inert_text(self.body), inert_text(self.author)
+        # Bodies are long and reach reports only through `conventions` (first_sentence,
+        # the breaking-change note), which clean what they take.
+        self.title, self.author = inert_text(self.title), inert_text(self.author)
 
     # Plain loops: these run for every PR of every week, and a generator per sum cost
     # three times as much.

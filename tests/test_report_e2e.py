@@ -189,7 +189,8 @@ def test_bidirectional_controls_in_pr_text_reach_no_output(tmp_path):
 
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
-    b.commit("feat: faster loader \u202e and \u2066more (#12)\n\nBody \u202d text", "2026-06-22T10:00:00+00:00",
+    b.commit("feat: faster loader \u202e and \u2066more (#12)\n\nThis makes the loader \u202dmuch faster for everyone."
+             "\n\nBREAKING CHANGE: the \u202eold loader flag is gone", "2026-06-22T10:00:00+00:00",
              {"src/core/x.py": b.lines(400)}, author="eve\u202e")
     b.commit("feat: add y (#13)", "2026-06-23T10:00:00+00:00", {"src/core/y.py": b.lines(200)}, author="bob")
     out = tmp_path / "out"
@@ -200,8 +201,10 @@ def test_bidirectional_controls_in_pr_text_reach_no_output(tmp_path):
     assert len(written) == 7
     for name, text in written.items():
         assert not re.search("[\u202a-\u202e\u2066-\u2069]", text), name
-    title = json.loads(written["acme__b-2026-W26.en.json"])["pull_requests"][0]["title"]
-    assert title == "feat: faster loader  and more (#12)"
+    report = json.loads(written["acme__b-2026-W26.en.json"])
+    assert report["pull_requests"][0]["title"] == "feat: faster loader  and more (#12)"
+    assert "This makes the loader much faster for everyone." in written["acme__b-2026-W26.en.md"]
+    assert any("the old loader flag is gone" in e for r in report["risks"] for e in r["evidence"])
 
 
 def test_a_models_answer_loses_its_bidirectional_controls():
