@@ -125,6 +125,45 @@ def test_publish_cli_uses_config_targets(week26, server, tmp_path, monkeypatch):
     assert len(feishu.received) == 1 and len(wecom.received) == 1 and not feishu.refusals + wecom.refusals
 
 
+def test_publish_cli_environment_secret_signs_only_the_targets_that_sign(week26, server, tmp_path, monkeypatch):
+    server.clear()
+    slack, feishu = Receiver("slack"), Receiver("feishu", SECRET)
+    server.expect_request(f"/services/T/B/{TOKEN}", method="POST").respond_with_handler(slack)
+    server.expect_request("/feishu", method="POST").respond_with_handler(feishu)
+    (tmp_path / "repobrief.toml").write_text(
+        f'[[publish]]\ntarget = "slack"\nwebhook = "{server.url_for(f"/services/T/B/{TOKEN}")}"\n\n'
+        f'[[publish]]\ntarget = "feishu"\nwebhook = "{server.url_for("/feishu")}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REPOBRIEF_PUBLISH_SECRET", SECRET)
+    code, out, err = run(["publish", str(week26[".json"])])
+    assert code == 0, err
+    assert len(slack.received) == 1 and len(feishu.received) == 1 and not slack.refusals + feishu.refusals
+    assert "sign" not in slack.received[0].body and feishu.received[0].body["sign"]
+    # Named alone, Slack posts too; a --secret flag for it stays an error.
+    code, _, err = run(["publish", str(week26[".json"]), "-t", "slack", "-q"])
+    assert code == 0, err
+    code, _, err = run(["publish", str(week26[".json"]), "-t", "slack", "--secret", SECRET])
+    assert code == 2 and "no signing secret" in err
+
+
+def test_publish_cli_one_failing_target_does_not_stop_the_others(week26, server, tmp_path, monkeypatch):
+    server.clear()
+    feishu = Receiver("feishu")
+    server.expect_request("/feishu", method="POST").respond_with_handler(feishu)
+    (tmp_path / "repobrief.toml").write_text(
+        '[[publish]]\ntarget = "wecom"\n\n'  # no webhook
+        f'[[publish]]\ntarget = "slack"\nwebhook = "{server.url_for("/gone")}"\n\n'
+        f'[[publish]]\ntarget = "feishu"\nwebhook = "{server.url_for("/feishu")}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["publish", str(week26[".json"]), "--retries", "0"])
+    assert code == 7
+    assert len(feishu.received) == 1 and "posted verl-project/verl 2026-W26 to feishu" in err
+    assert "no webhook URL for target 'wecom'" in err and "slack webhook at http://127.0.0.1:" in err
+    assert "error: 2 of 3 targets failed (wecom, slack)" in err
+
+
 def test_publish_cli_failure_exit_code_and_message(week26, server):
     server.clear()
     receiver = Receiver("feishu", SECRET)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import PublishError
+from ..errors import PublishError, RepobriefError
 from . import app
 
 
@@ -30,18 +30,20 @@ def publish(
     report = load_report(report_file)
     settings = load_settings(Path.cwd(), config_file=config)
     targets = resolve_targets(settings, target, webhook, secret, link)
-    failures: list[PublishError] = []
+    failures: list[tuple[str, RepobriefError]] = []
     for t in targets:
         try:
             result = post(report, t, retries=retries, timeout=timeout)
-        except PublishError as e:
+        except RepobriefError as e:
             if len(targets) == 1:
                 raise
-            failures.append(e)
-            typer.echo(f"error: {e.message}", err=True)
+            # One bad or unreachable target must not keep the card from the others.
+            failures.append((t.target, e))
+            typer.echo(f"error: {e}", err=True)
             continue
         if not quiet:
             tries = "" if result.attempts == 1 else f" after {result.attempts} attempts"
             typer.echo(f"posted {report.repository} {report.week} to {result.target} at {result.host}{tries}", err=True)
     if failures:
-        raise PublishError(f"{len(failures)} of {len(targets)} targets failed", failures[0].hint)
+        names = ", ".join(name for name, _ in failures)
+        raise PublishError(f"{len(failures)} of {len(targets)} targets failed ({names})")

@@ -8,7 +8,8 @@ secret or the full webhook URL (the URL's path or query is the bot's token).
 
 `resolve_targets` decides where to post: flags first, then the
 `REPOBRIEF_PUBLISH_*` environment variables, then the config file's
-`[[publish]]` entries.
+`[[publish]]` entries. A secret from the flag or the environment goes only to
+targets that sign (Slack's and WeCom's webhook URL is their secret).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def resolve_targets(
     env = dict(os.environ) if env is None else env
     target = target or env.get("REPOBRIEF_PUBLISH_TARGET") or None
     webhook = webhook or env.get("REPOBRIEF_PUBLISH_WEBHOOK") or None
-    secret = secret if secret is not None else env.get("REPOBRIEF_PUBLISH_SECRET") or None
+    env_secret = env.get("REPOBRIEF_PUBLISH_SECRET") or None
     link = link or env.get("REPOBRIEF_PUBLISH_LINK") or None
     configured = list(settings.publish)
     if target is None and webhook is None:
@@ -59,14 +60,30 @@ def resolve_targets(
                 "pass --target feishu|lark|slack|dingtalk|wecom|webhook and --webhook URL, set "
                 "REPOBRIEF_PUBLISH_TARGET and REPOBRIEF_PUBLISH_WEBHOOK, or add a [[publish]] entry to repobrief.toml",
             )
-        return [_with(t, secret, link) for t in configured]
+        # One --secret or REPOBRIEF_PUBLISH_SECRET cannot name its target: it signs
+        # the targets that sign, and Slack or WeCom beside them post unsigned.
+        shared = secret if secret is not None else env_secret
+        return [_with(t, shared if _signs(t.target) else None, link) for t in configured]
     if target is None:
         if len(configured) == 1:
             target = configured[0].target
         else:
             raise UsageError("--webhook needs --target (feishu, lark, slack, dingtalk, wecom or webhook)")
+    if secret is None and _signs(target):
+        # A --secret flag for a target that does not sign stays an error; a secret
+        # left in the environment for another target does not stop this one.
+        secret = env_secret
     base = next((t for t in configured if t.target == target), PublishTarget(target))
     return [_with(PublishTarget(target, webhook or base.webhook, base.secret, base.link), secret, link)]
+
+
+def _signs(target: str) -> bool:
+    from ..registry import PUBLISHERS
+
+    try:
+        return PUBLISHERS.get(target).signs
+    except UsageError:
+        return True  # an unknown target: `publish` reports it, with the nearest name
 
 
 def _with(t: PublishTarget, secret: str | None, link: str | None) -> PublishTarget:
