@@ -170,6 +170,21 @@ def _bad(option: str, value: Any, expected: str, choices: tuple[str, ...] | list
 # --------------------------------------------------------------------------- loading
 
 
+# Options whose value is, or may carry, a credential: a bot's webhook URL (its path
+# or query is the token), signing secrets, API tokens and keys, and URLs that can
+# hold a password. Errors about them say the option and the type, never the value.
+SECRET_OPTIONS = frozenset({"secret", "webhook", "token", "api_key", "db", "base_url", "url"})
+
+_TOML_TYPES = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
+
+
+def _shown(value: Any, where: str) -> str:
+    """How an error shows the value of option `where`: the value, or only its type for a secret."""
+    if where.rpartition(".")[2].partition("[")[0] in SECRET_OPTIONS:
+        return f"{_TOML_TYPES.get(type(value), type(value).__name__)} (value not shown: this option holds a secret)"
+    return repr(value)
+
+
 def _coerce(value: Any, tp: Any, where: str) -> Any:
     """Check and convert a TOML value to the dataclass field type `tp`."""
     origin = typing.get_origin(tp)
@@ -191,7 +206,7 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
             return value.lower() in ("1", "true", "yes", "on")
         if not isinstance(value, bool):
-            raise ConfigError(f"option {where!r} must be true or false, got {value!r}")
+            raise ConfigError(f"option {where!r} must be true or false, got {_shown(value, where)}")
         return value
     if tp is float:
         try:
@@ -202,17 +217,17 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
                 raise ValueError
             return number + 0.0  # "-0" reads as 0.0 (and prints as 0)
         except (TypeError, ValueError):
-            raise ConfigError(f"option {where!r} must be a number, got {value!r}") from None
+            raise ConfigError(f"option {where!r} must be a number, got {_shown(value, where)}") from None
     if tp is int:
         try:
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
             return int(value)
         except (TypeError, ValueError):
-            raise ConfigError(f"option {where!r} must be a whole number, got {value!r}") from None
+            raise ConfigError(f"option {where!r} must be a whole number, got {_shown(value, where)}") from None
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"option {where!r} must be a string, got {value!r}")
+            raise ConfigError(f"option {where!r} must be a string, got {_shown(value, where)}", "write it in quotes: \"…\"")
         return value
     return value
 

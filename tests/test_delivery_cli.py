@@ -176,6 +176,34 @@ def test_publish_cli_failure_exit_code_and_message(week26, server):
 
 
 @pytest.mark.parametrize(
+    ("entry", "option", "got"),
+    [
+        ('[[publish]]\ntarget = "feishu"\nwebhook = "https://open.feishu.cn/x"\nsecret = 8472910365519284\n',
+         "publish[0].secret", "an integer"),
+        (f'[[publish]]\ntarget = "feishu"\nwebhook = ["https://open.feishu.cn/open-apis/bot/v2/hook/{TOKEN}"]\n',
+         "publish[0].webhook", "an array"),
+        ('[github]\ntoken = 8472910365519284\n', "github.token", "an integer"),
+        ('[llm]\napi_key = ["sk-8472910365519284"]\n', "llm.api_key", "an array"),
+        ('db = ["postgresql://me:8472910365519284@db.example.com/rb"]\n', "db", "an array"),
+    ],
+)
+def test_config_type_errors_never_show_a_secret(week26, tmp_path, monkeypatch, entry, option, got):
+    (tmp_path / "repobrief.toml").write_text(entry)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["publish", str(week26[".json"])])
+    assert code == 3
+    assert f"error: option {option!r} must be a string, got {got}" in err
+    assert "8472910365519284" not in out + err and TOKEN not in out + err
+
+
+def test_config_type_errors_show_harmless_values(week26, tmp_path, monkeypatch):
+    (tmp_path / "repobrief.toml").write_text('threshold = "high"\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["publish", str(week26[".json"])])
+    assert code == 3 and "option 'threshold' must be a number, got 'high'" in err
+
+
+@pytest.mark.parametrize(
     ("content", "needle"),
     [(None, "does not exist"), ("{not json", "is not valid JSON"), ('{"a": 1}', "is not a repobrief report")],
 )
