@@ -12,14 +12,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import ipaddress
 import math
 import os
+import re
 import tomllib
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -156,7 +159,41 @@ class Settings:
                 parse_timezone(self.timezone)
             except Exception as e:  # re-raised as a config error naming the option
                 raise ConfigError(f"option 'timezone': {e}") from None
+        for i, target in enumerate(self.publish):
+            problem = target.webhook and webhook_url_problem(target.webhook)
+            if problem:  # before any work, and without the URL: its path or query is the token
+                raise ConfigError(f"option 'publish[{i}].webhook' {problem}",
+                                  "copy the whole URL from the bot's settings, starting with https://")
         return self
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """What is wrong with a webhook URL ("is not an http(s) URL", …), or None; never quotes its path or query."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError:
+        return "is not an http(s) URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http(s) URL"
+    host = parts.hostname
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    try:
+        # What the resolver will be asked: an empty label (`open..feishu.cn`), a label
+        # longer than 63 characters or a space would otherwise fail deep in the send.
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_host = ""
+    if not _HOST_NAME.fullmatch(ascii_host):
+        return f"has an invalid host name {host!r}"
+    return None
+
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
 
 
 def _bad(option: str, value: Any, expected: str, choices: tuple[str, ...] | list[str] = ()) -> typing.NoReturn:

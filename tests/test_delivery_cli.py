@@ -175,6 +175,26 @@ def test_publish_cli_failure_exit_code_and_message(week26, server):
     assert "wrong-secret" not in err
 
 
+def test_publish_cli_webhook_with_an_invalid_host_is_a_clear_error(week26, server, tmp_path, monkeypatch):
+    bad = f"https://qyapi..weixin.qq.com/cgi-bin/webhook/send?key={TOKEN}"
+    code, out, err = run(["publish", str(week26[".json"]), "-t", "wecom", "--webhook", bad, "--retries", "0"])
+    assert code == 2 and "Traceback" not in err
+    assert "error: the webhook URL for target 'wecom' has an invalid host name 'qyapi..weixin.qq.com'" in err
+    assert TOKEN not in out + err
+    # From the config file: refused when the config is read, before posting to any target.
+    server.clear()
+    feishu = Receiver("feishu")
+    server.expect_request("/feishu", method="POST").respond_with_handler(feishu)
+    (tmp_path / "repobrief.toml").write_text(
+        f'[[publish]]\ntarget = "feishu"\nwebhook = "{server.url_for("/feishu")}"\n\n'
+        f'[[publish]]\ntarget = "wecom"\nwebhook = "{bad}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["publish", str(week26[".json"])])
+    assert code == 3 and "error: option 'publish[1].webhook' has an invalid host name 'qyapi..weixin.qq.com'" in err
+    assert TOKEN not in out + err and feishu.received == []
+
+
 @pytest.mark.parametrize(
     ("entry", "option", "got"),
     [

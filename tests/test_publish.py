@@ -177,6 +177,10 @@ def test_dingtalk_signature_survives_url_encoding(receiver):
         ("feishu", "ftp://example.com/hook", "", "not an http(s) URL"),
         ("dingtalk", "https://oapi.dingtalk.com:port/robot/send?access_token=s3cret", "", "not an http(s) URL"),
         ("wecom", "qyapi.weixin.qq.com/cgi-bin/webhook/send?key=s3cret", "", "not an http(s) URL"),
+        ("wecom", "https://qyapi..weixin.qq.com/cgi-bin/webhook/send?key=s3cret", "", "invalid host name 'qyapi..weixin.qq.com'"),
+        ("feishu", "https://open feishu.cn/open-apis/bot/v2/hook/s3cret", "", "invalid host name 'open feishu.cn'"),
+        ("slack", f"https://{'x' * 64}.slack.com/services/T/B/s3cret", "", "invalid host name"),
+        ("webhook", "https:///hooks/s3cret", "", "not an http(s) URL"),
     ],
 )
 def test_bad_targets_are_usage_errors(target, url, secret, needle):

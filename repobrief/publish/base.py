@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..config import webhook_url_problem
 from ..errors import PublishError, UsageError
 from ..models import Report
 
@@ -96,9 +97,15 @@ class Publisher(ABC):
     ) -> None:
         if not webhook:
             raise UsageError(f"no webhook URL for target {self.name!r}", "pass --webhook URL or set REPOBRIEF_PUBLISH_WEBHOOK")
-        if redact_url(webhook) == "<invalid URL>" or urlsplit(webhook).scheme not in ("http", "https"):
+        problem = webhook_url_problem(webhook)
+        if not problem:
+            try:
+                httpx.URL(webhook)
+            except (UnicodeError, ValueError, httpx.InvalidURL):
+                problem = "is not an http(s) URL"
+        if problem:
             raise UsageError(
-                f"the webhook URL for target {self.name!r} is not an http(s) URL",
+                f"the webhook URL for target {self.name!r} {problem}",
                 "copy the whole URL from the bot's settings, starting with https://",
             )
         if secret and not self.signs:
@@ -155,6 +162,12 @@ class Publisher(ABC):
             except httpx.TransportError as e:
                 last, wait = f"cannot connect ({self._scrub(type(e).__name__ + ': ' + str(e))})", None
                 hint = "check the webhook URL's host and this machine's network and proxy settings"
+            except (UnicodeError, httpx.InvalidURL) as e:
+                # A URL the checks above let through but the resolver refuses: not worth retrying.
+                raise PublishError(
+                    f"{self.name} webhook at {self.host}: the URL is invalid ({self._scrub(type(e).__name__ + ': ' + str(e))})",
+                    "copy the whole URL from the bot's settings, starting with https://",
+                ) from None
             if attempt < attempts:
                 delay = min(MAX_RETRY_AFTER, wait) if wait is not None else self.backoff * 2 ** (attempt - 1)
                 log.warning("%s at %s: %s; retrying in %.1f s", self.name, self.host, last, delay)
