@@ -98,6 +98,35 @@ def test_feishu_non_zero_code_on_http_200_is_a_failure(receiver):
     assert len(r.received) == 1  # a refusal is not retried
 
 
+@pytest.mark.parametrize(
+    ("platform", "answer"),
+    [
+        ("feishu", Response(f"<html>sign in to continue {TOKEN}</html>", 200, content_type="text/html")),
+        ("lark", json_response({"data": {}})),  # JSON, but no code
+        ("dingtalk", Response("", 200)),
+        ("wecom", json_response(["ok"])),
+        ("slack", Response("<html>captive portal</html>", 200, content_type="text/html")),
+    ],
+)
+def test_an_answer_that_is_not_the_platforms_success_is_a_failure(receiver, platform, answer):
+    secret = SECRET if platform in SIGNED else ""
+    r, url = receiver(platform, secret)
+    r.script = [answer]
+    with pytest.raises(PublishError) as e:
+        post(platform, url, secret)
+    msg = str(e.value)
+    assert f"{platform} webhook at http://127.0.0.1:" in msg and "did not confirm the message: HTTP 200" in msg
+    assert TOKEN not in msg and SECRET not in msg
+    assert len(r.received) == 1  # not retried: the card may have arrived
+
+
+def test_generic_webhook_takes_any_2xx_answer(receiver):
+    r, url = receiver("webhook")
+    r.script = [Response("<html>thanks</html>", 200, content_type="text/html"), Response("", 204)]
+    assert post("webhook", url).status == 200
+    assert post("webhook", url).status == 204
+
+
 def test_feishu_rate_limit_code_is_retried(receiver):
     r, url = receiver("feishu", SECRET)
     r.script = [json_response({"code": 11232, "msg": "frequency limited"})]

@@ -3,8 +3,9 @@
 A platform module subclasses `Publisher` and implements `build(report, now)`,
 which returns the request to send (URL with any query signature, body, headers);
 answer checking has a default that fits every supported platform (HTTP status,
-then a non-zero `code` / `errcode` in a JSON answer), with per-platform codes
-that mean "rate limited, try again" and hints for the common refusals.
+then the platform's success answer: a JSON `code` / `errcode` of 0, or Slack's
+`ok`), with per-platform codes that mean "rate limited, try again" and hints for
+the common refusals.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,9 +81,12 @@ class Publisher(ABC):
     signs: ClassVar[bool] = False  # whether the platform has a signing secret
     transient_codes: ClassVar[frozenset[int]] = frozenset()  # answer codes meaning "rate limited"
     hints: ClassVar[dict[int, str]] = {}  # answer code -> what the user should check
-    # Whether a JSON answer's non-zero `code`/`errcode` means refusal (the chat platforms)
-    # or the HTTP status alone decides (Slack, an arbitrary webhook receiver).
-    answer_has_code: ClassVar[bool] = True
+    # The keys of the platform's JSON answer holding its result code (0 = posted), or
+    # () when the answer is not JSON (Slack, an arbitrary webhook receiver).
+    code_keys: ClassVar[tuple[str, ...]] = ()
+    # A text answer that alone means "posted" (Slack's `ok`); None: any 2xx answer
+    # without a code is taken (the generic webhook: a receiver's own vocabulary).
+    ok_text: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -186,16 +191,22 @@ class Publisher(ABC):
                 f"{self.name} webhook at {self.host} refused the message: HTTP {status} {self._answer_text(response)}".rstrip(),
                 self._hint_for_status(status),
             )
-        if not self.answer_has_code:
+        if self.ok_text is not None:
+            if response.text.strip() != self.ok_text:
+                self._unconfirmed(response, repr(self.ok_text))
+            return
+        if not self.code_keys:
             return
         try:
             answer = response.json()
         except ValueError:
-            return
-        if not isinstance(answer, dict):
-            return
-        code = next((answer[k] for k in ("code", "errcode", "StatusCode") if k in answer), 0)
-        if code in (0, None, "0"):
+            answer = None
+        if not isinstance(answer, dict) or not any(k in answer for k in self.code_keys):
+            # A 200 from something that is not the platform (a proxy, a login page, a
+            # mistyped host that answers anything) says nothing about the message.
+            self._unconfirmed(response, f'{{"{self.code_keys[0]}": 0}}')
+        code = next(answer[k] for k in self.code_keys if k in answer)
+        if code in (0, "0"):
             return
         message = answer.get("msg") or answer.get("errmsg") or answer.get("StatusMessage") or ""
         text = f"code {code}: {self._scrub(str(message))[:200]}"
@@ -208,6 +219,14 @@ class Publisher(ABC):
         raise PublishError(
             f"{self.name} webhook at {self.host} refused the message: {text}",
             self.hints.get(code_int) if code_int is not None else None,
+        )
+
+    def _unconfirmed(self, response: httpx.Response, expected: str) -> typing.NoReturn:
+        raise PublishError(
+            f"{self.name} webhook at {self.host} did not confirm the message: HTTP {response.status_code} "
+            f"{self._answer_text(response) or '(empty answer)'}",
+            f"{self.name} answers {expected} when it posts; check that the webhook URL is the bot's "
+            "(not a proxy or a web page) and whether the card arrived",
         )
 
     def _hint_for_status(self, status: int) -> str | None:

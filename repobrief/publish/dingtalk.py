@@ -27,6 +27,7 @@ def dingtalk_sign(timestamp: str, secret: str) -> str:
 class DingTalkPublisher(Publisher):
     name = "dingtalk"
     signs = True
+    code_keys = ("errcode",)
     transient_codes = frozenset({130101})  # "send too fast": 20 messages a minute per robot
     hints = {
         310000: "DingTalk refused the security check: check --secret, the robot's keyword rule and IP allow-list",

@@ -27,6 +27,7 @@ def feishu_sign(timestamp: str, secret: str) -> str:
 class FeishuPublisher(Publisher):
     name = "feishu"
     signs = True
+    code_keys = ("code", "StatusCode")  # StatusCode: the older answers
     transient_codes = frozenset({11232})  # "frequency limited"
     hints = {
         19021: "the signature was refused: check --secret, and that this machine's clock is right",

@@ -15,7 +15,7 @@ from .base import Outgoing, Publisher
 
 class SlackPublisher(Publisher):
     name = "slack"
-    answer_has_code = False
+    ok_text = "ok"
 
     def build(self, report: Report, now: float) -> Outgoing:
         return Outgoing(httpx.URL(self.webhook), slack_payload(report))

@@ -28,7 +28,6 @@ def webhook_signature(timestamp: str, body: bytes, secret: str) -> str:
 class WebhookPublisher(Publisher):
     name = "webhook"
     signs = True
-    answer_has_code = False
 
     def build(self, report: Report, now: float) -> Outgoing:
         from ..serialize import report_to_dict

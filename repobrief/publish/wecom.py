@@ -11,6 +11,7 @@ from .base import Outgoing, Publisher
 
 class WeComPublisher(Publisher):
     name = "wecom"
+    code_keys = ("errcode",)
     transient_codes = frozenset({45009})  # "api freq out of limit": 20 messages a minute per robot
     hints = {93000: "the webhook key is wrong or the robot was removed; copy the webhook URL again"}
 
