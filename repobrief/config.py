@@ -164,6 +164,12 @@ class Settings:
             if problem:  # before any work, and without the URL: its path or query is the token
                 raise ConfigError(f"option 'publish[{i}].webhook' {problem}",
                                   "copy the whole URL from the bot's settings, starting with https://")
+            if target.link:
+                from .render.links import safe_link
+
+                if safe_link(target.link) is None:  # the card would go out without its button
+                    _bad(f"publish[{i}].link", target.link, "an absolute http(s) URL without spaces, "
+                         "e.g. https://reports.example.com/2026-W26.html")
         return self
 
 

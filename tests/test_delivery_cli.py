@@ -343,3 +343,27 @@ def test_site_from_the_github_api(tmp_path, monkeypatch):
     assert sorted(weeks) == ["2026-W26"] and weeks["2026-W26"]["merged_prs"] == 22
     assert (tmp_path / "site/verl-project/verl/2026-W26.html").is_file()
     assert TOKEN not in err
+
+
+@pytest.mark.parametrize("where", ["flag", "environment", "config"])
+def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_path, monkeypatch, where):
+    """A link without its scheme would be dropped from the card: the card would go out
+    without its "Full report" button. It is an error naming where the link came from."""
+    server.clear()
+    receiver = Receiver("slack")
+    server.expect_request(f"/services/T/B/{TOKEN}", method="POST").respond_with_handler(receiver)
+    url, bad = server.url_for(f"/services/T/B/{TOKEN}"), "reports.example.com/verl/2026-W26.html"
+    monkeypatch.chdir(tmp_path)
+    args = ["publish", str(week26[".json"])]
+    if where == "config":
+        (tmp_path / "repobrief.toml").write_text(f'[[publish]]\ntarget = "slack"\nwebhook = "{url}"\nlink = "{bad}"\n')
+    else:
+        args += ["--target", "slack", "--webhook", url]
+        if where == "flag":
+            args += ["--link", bad]
+        else:
+            monkeypatch.setenv("REPOBRIEF_PUBLISH_LINK", bad)
+    code, out, err = run(args)
+    named = {"flag": "--link", "environment": "REPOBRIEF_PUBLISH_LINK", "config": "option 'publish[0].link'"}[where]
+    assert (code, receiver.received) == (3 if where == "config" else 2, [])
+    assert named in err and bad in err and TOKEN not in out + err

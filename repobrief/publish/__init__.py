@@ -51,7 +51,10 @@ def resolve_targets(
     target = target or env.get("REPOBRIEF_PUBLISH_TARGET") or None
     webhook = webhook or env.get("REPOBRIEF_PUBLISH_WEBHOOK") or None
     env_secret = env.get("REPOBRIEF_PUBLISH_SECRET") or None
-    link = link or env.get("REPOBRIEF_PUBLISH_LINK") or None
+    if link or env.get("REPOBRIEF_PUBLISH_LINK"):  # a link a card cannot use is an error, not a missing button
+        from ..render.links import checked_link
+
+        link = checked_link(link, "--link") if link else checked_link(env["REPOBRIEF_PUBLISH_LINK"], "REPOBRIEF_PUBLISH_LINK")
     configured = list(settings.publish)
     if target is None and webhook is None:
         if not configured:
