@@ -182,14 +182,16 @@ def test_direct_commits_count_in_the_page_tiles_and_in_last_weeks_lines(tmp_path
     assert tiles["contributors"] == "2" and tiles["lines added / deleted"] == "+510 / −0"
 
 
-def test_bidirectional_controls_in_pr_text_reach_no_output(tmp_path):
+def test_control_characters_in_pr_text_reach_no_output(tmp_path):
     """A right-to-left override left open in a PR title would display the rest of the
-    summary (other PRs' numbers and titles) reversed, in every format."""
+    summary (other PRs' numbers and titles) reversed, in every format; an escape sequence
+    would clear the terminal a Markdown report is printed to and retitle it."""
     from gitrepo import GitRepoBuilder
 
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
-    b.commit("feat: faster loader \u202e and \u2066more (#12)\n\nThis makes the loader \u202dmuch faster for everyone."
+    b.commit("feat: faster loader \u202e and \u2066more\x1b]0;pwned\x07\x1b[2J (#12)\n\nThis makes the loader \u202dmuch"
+             " faster \x1b[31mfor everyone.\x9b"
              "\n\nBREAKING CHANGE: the \u202eold loader flag is gone", "2026-06-22T10:00:00+00:00",
              {"src/core/x.py": b.lines(400)}, author="eve\u202e")
     b.commit("feat: add y (#13)", "2026-06-23T10:00:00+00:00", {"src/core/y.py": b.lines(200)}, author="bob")
@@ -200,10 +202,10 @@ def test_bidirectional_controls_in_pr_text_reach_no_output(tmp_path):
     written = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()}
     assert len(written) == 7
     for name, text in written.items():
-        assert not re.search("[\u202a-\u202e\u2066-\u2069]", text), name
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text), name
     report = json.loads(written["acme__b-2026-W26.en.json"])
-    assert report["pull_requests"][0]["title"] == "feat: faster loader  and more (#12)"
-    assert "This makes the loader much faster for everyone." in written["acme__b-2026-W26.en.md"]
+    assert report["pull_requests"][0]["title"] == "feat: faster loader  and more]0;pwned[2J (#12)"
+    assert "This makes the loader much faster \\[31mfor everyone." in written["acme__b-2026-W26.en.md"]
     assert any("the old loader flag is gone" in e for r in report["risks"] for e in r["evidence"])
 
 
