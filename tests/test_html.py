@@ -194,3 +194,22 @@ def test_trend_series_of_the_wrong_length_are_left_out():
     html = render_page(report)  # the default backend: matplotlib would raise on mismatched lengths
     chart = re.search(r'<svg[^>]*data-chart="chart-trend".*?</svg>', html, re.S).group(0)
     assert "trainer" in chart and "rollout" not in chart
+
+
+def test_warnings_are_shown_and_long_words_wrap(browser, tmp_path):
+    """What the Markdown says above the summary (an LLM unit fell back, a shallow clone)
+    the page says too; a long path in a title wraps instead of widening the page."""
+    report = sample_report("en")
+    report.warnings = ["llm: sections fell back to the offline composer: summary"]
+    long = "verl/workers/" + "sharding_manager_" * 40 + "fsdp_vllm.py"
+    report.pull_requests[0].title = f"fix: crash in {long}"
+    report.sections.summary = f"{report.sections.summary} See {long}."
+    path = tmp_path / "report.html"
+    path.write_text(render_page(report, backend="svg"), encoding="utf-8")
+    page = browser.open(path)
+    try:
+        assert page.evaluate("document.querySelector('#warnings').textContent.trim()") == \
+            "⚠ llm: sections fell back to the offline composer: summary"
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        page.close()
