@@ -78,11 +78,43 @@ def test_verl_week_json_contract(verl_json):
     assert card["risks"][0].startswith("Breaking changes: #6823") and card["button"] == "Full report"
 
 
+def _cited_outside_the_week(report: dict) -> set[int]:
+    numbers = {p["number"] for p in report["pull_requests"]}
+    text = json.dumps(report["sections"], ensure_ascii=False) + json.dumps(report["card"], ensure_ascii=False)
+    cited = {int(n) for n in re.findall(r"#(\d+)", text)}
+    assert cited
+    return cited - numbers
+
+
 def test_every_cited_pr_belongs_to_the_week(verl_json):
-    numbers = {p["number"] for p in verl_json["pull_requests"]}
-    text = json.dumps(verl_json["sections"], ensure_ascii=False) + json.dumps(verl_json["card"], ensure_ascii=False)
-    cited = {int(n) for n in re.findall(r"#(\d{3,})", text)}
-    assert cited and cited <= numbers
+    assert _cited_outside_the_week(verl_json) == set()
+
+
+@pytest.mark.parametrize("week", ["2026-W20", "2026-W28", "2026-W30", "2026-W31"])
+def test_other_prs_named_in_titles_and_bodies_are_not_cited(verl_repo, week):
+    """Bodies and titles refer to PRs of other weeks ("Split from #6118", a title's
+    "(#6068)"): the report keeps what they say without citing those PRs."""
+    code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--week", week, "--tz", "Asia/Shanghai",
+                           "--lang", "zh", "--format", "json", "-q")
+    assert code == 0
+    assert _cited_outside_the_week(json.loads(out)) == set()
+
+
+def test_a_revert_of_an_earlier_week_names_the_reverted_pr_in_words(tmp_path):
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("init", "2026-06-01T10:00:00+00:00", {"src/a.py": b.lines(40)})
+    b.commit("feat: old thing (#5)", "2026-06-10T10:00:00+00:00", {"src/b.py": b.lines(10)}, author="old")
+    b.commit("feat: add cache (#20)", "2026-06-22T10:00:00+00:00", {"src/c.py": b.lines(50)}, author="bob")
+    b.commit('Revert "feat: old thing (#5)" (#22)', "2026-06-24T10:00:00+00:00", {"src/b.py": None}, author="carol")
+    code, out, _ = run_cli("report", str(b.path), "--name", "acme/proj", "--week", "2026-W26", "--lang", "en",
+                           "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert _cited_outside_the_week(d) == set()
+    change = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [22])
+    assert "It reverts an earlier PR, “feat: old thing”." in change
 
 
 def test_importance_spreads_and_table_follows_threshold(verl_json):

@@ -24,7 +24,7 @@ PLATFORM_TERMS = ("npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "me
 def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
     cat = facts.catalog
     for r in facts.risks:
-        r.title, r.text = risk_title(cat, r), risk_text(cat, r, facts)
+        r.title, r.text = risk_title(cat, r), plain_foreign_refs(facts, risk_text(cat, r, facts))
     sections = Sections(
         summary=summary(facts),
         key_changes=key_changes(facts),
@@ -35,7 +35,38 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
         closing=cat.t("closing"),
         sources={k: "offline" for k in ("summary", "key_changes", "trends", "risks", "table", "recommendations", "card")},
     )
-    return sections, card(facts, sections)
+    return _without_foreign_refs(facts, sections, card(facts, sections))
+
+
+# PR titles and bodies cite other PRs and issues ("Split from #6118", a title's
+# "(#6068)" kept from a cherry-pick); the report cites only PRs of the week.
+_HASH_REF = re.compile(r"(?<![&#])(\w?)#(\d+)(?!\d)")
+
+
+def plain_foreign_refs(facts: WeekFacts, text: str) -> str:
+    """`text` with every `#N` that is not a PR of the week written as plain text."""
+    week = {p.number for p in facts.prs}
+
+    def plain(m: re.Match) -> str:
+        if int(m[2]) in week:
+            return m[0]
+        return m[1] + (" " if m[1] else "") + facts.catalog.t("cite.outside", number=m[2])
+
+    return _HASH_REF.sub(plain, text)
+
+
+def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> tuple[Sections, Card]:
+    def plain(text: str) -> str:
+        return plain_foreign_refs(facts, text)
+
+    sections.summary = plain(sections.summary)
+    for item in (*sections.key_changes, *sections.trends, *sections.risks, *sections.recommendations):
+        item.name, item.text = plain(item.name), plain(item.text)
+    for row in sections.table:
+        row.gist, row.key_contribution = plain(row.gist), plain(row.key_contribution)
+    card.highlights = [plain(h) for h in card.highlights]
+    card.risks = [plain(r) for r in card.risks]
+    return sections, card
 
 
 # --------------------------------------------------------------------------- pieces
@@ -187,11 +218,26 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         else:
             sentences.append(cat.t("key_change.no_compat"))
         if p.reverts:
-            sentences.append(cat.t("key_change.reverts", number=p.reverts))
+            sentences.append(_reverts(facts, p))
         if a.discussion_summary:
             sentences.append(_end(cat, cat.t("key_change.discussion", summary=a.discussion_summary)))
         items.append(Item(a.gist, ("" if cat.lang == "zh" else " ").join(sentences), [p.number]))
     return items
+
+
+_REVERTED_TITLE = re.compile(r'^Revert "(.*?)(?:\s*\(#\d+\))?"')
+
+
+def _reverts(facts: WeekFacts, p: PullRequest) -> str:
+    """What a revert undoes: a PR of the week is cited, an earlier one named by its title."""
+    cat = facts.catalog
+    if facts.pr(p.reverts) is not None:
+        return cat.t("key_change.reverts", number=p.reverts)
+    m = _REVERTED_TITLE.match(p.title)
+    title = p.reverts_title or (m[1] if m else "")
+    if title:
+        return cat.t("key_change.reverts_earlier", title=title)
+    return cat.t("key_change.reverts_unnamed")
 
 
 def _end(cat: Catalog, s: str) -> str:
