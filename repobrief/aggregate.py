@@ -33,10 +33,16 @@ class WeekFacts:
     report_themes: list[Theme]  # the 3–5 the report writes about
     risks: list[Risk]  # one per kind, strongest first
     history: list[WeekSample] = field(default_factory=list)
+    reverted_by: dict[int, int] = field(default_factory=dict)  # PR -> the PR of the week that reverted it
 
     def ranked(self) -> list[PullRequest]:
         """PRs by importance, highest first (ties: lower PR number first)."""
         return sorted(self.prs, key=lambda p: (-self.analyses[p.number].importance, p.number))
+
+    def ranked_live(self) -> list[PullRequest]:
+        """`ranked()` without the PRs reverted within the week: their change is gone
+        by the week's end, so they are neither notable changes nor risks."""
+        return [p for p in self.ranked() if p.number not in self.reverted_by]
 
     def pr(self, number: int) -> PullRequest | None:
         return next((p for p in self.prs if p.number == number), None)
@@ -169,8 +175,11 @@ def build_facts(
 ) -> WeekFacts:
     from .analysis.risks import merge_risks
 
+    numbers = {p.number for p in prs}
+    reverted_by = {p.reverts: p.number for p in prs if p.reverts in numbers}
     importance = {n: a.importance for n, a in analyses.items()}
-    risks = merge_risks([r for a in analyses.values() for r in a.risks], week_risks, importance)
+    live_risks = [r for n, a in analyses.items() if n not in reverted_by for r in a.risks]
+    risks = merge_risks(live_risks, week_risks, importance)
     stats = compute_stats(window, prs, analyses, direct, history, themes, first_time, previous_detail, settings.threshold)
     return WeekFacts(
         repository=repository,
@@ -186,4 +195,5 @@ def build_facts(
         report_themes=pick_report_themes(themes),
         risks=risks,
         history=history,
+        reverted_by=reverted_by,
     )

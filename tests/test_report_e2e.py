@@ -246,3 +246,27 @@ def test_a_models_answer_loses_its_bidirectional_controls():
 
     assert extract_json('{"summary": "ok \\u202e (#13)", "items": [{"t": "x\u2067y"}]}') == \
         {"summary": "ok  (#13)", "items": [{"t": "xy"}]}
+
+
+def test_a_pr_reverted_in_the_same_week_is_not_presented_as_live(tmp_path):
+    """A feature merged and reverted a day later is gone by the week's end: the table
+    marks it reverted, and neither the summary, the key changes, the risks nor the
+    recommendations present it as a change to try or to watch."""
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("init", "2026-06-01T10:00:00+00:00", {"src/a.py": b.lines(40)})
+    b.commit("feat: add cache (#20)", "2026-06-22T10:00:00+00:00", {"src/c.py": b.lines(50)}, author="bob")
+    b.commit('Revert "feat: add cache (#20)" (#21)\n\nThis reverts commit abc.', "2026-06-23T10:00:00+00:00",
+             {"src/c.py": None}, author="carol")
+    code, out, _ = run_cli("report", str(b.path), "--name", "acme/proj", "--week", "2026-W26", "--lang", "en",
+                           "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    s = d["sections"]
+    assert [(r["number"], r["gist"]) for r in s["table"]["rows"]] == [(20, "Add cache (reverted by #21)")]
+    assert all(20 not in i["prs"] for i in s["key_changes"]["items"] + s["recommendations"]["items"])
+    assert not any(20 in r["prs"] for r in d["risks"])
+    assert "Try Add cache" not in json.dumps(s) and "main risk" not in s["summary"]["text"]
+    assert "It reverts Add cache (#20), merged earlier this week." in s["key_changes"]["items"][0]["text"]
+    assert all(not h.endswith("(#20)") for h in d["card"]["highlights"])

@@ -166,7 +166,7 @@ def summary(facts: WeekFacts) -> str:
     areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in facts.report_themes[:3]]
     if areas:
         parts.append(cat.t("summary.focus", areas=cat.join(areas)))
-    ranked = facts.ranked()
+    ranked = facts.ranked_live()
     notable = [p for p in ranked if not facts.analyses[p.number].breaking][:3]
     breaking = [p for p in ranked if facts.analyses[p.number].breaking]
     used: set[str] = set()
@@ -195,7 +195,7 @@ def summary(facts: WeekFacts) -> str:
 def key_changes(facts: WeekFacts) -> list[Item]:
     cat = facts.catalog
     items = []
-    ranked = facts.ranked()
+    ranked = facts.ranked_live()
     # 4–6 PRs: the top four always, then more while they stay above the threshold.
     chosen = ranked[:4] + [p for p in ranked[4:6] if facts.analyses[p.number].importance >= facts.settings.threshold]
     for p in chosen:
@@ -231,8 +231,8 @@ _REVERTED_TITLE = re.compile(r'^Revert "(.*?)(?:\s*\(#\d+\))?"')
 def _reverts(facts: WeekFacts, p: PullRequest) -> str:
     """What a revert undoes: a PR of the week is cited, an earlier one named by its title."""
     cat = facts.catalog
-    if facts.pr(p.reverts) is not None:
-        return cat.t("key_change.reverts", number=p.reverts)
+    if p.reverts in facts.reverted_by:
+        return cat.t("key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
     m = _REVERTED_TITLE.match(p.title)
     title = p.reverts_title or (m[1] if m else "")
     if title:
@@ -358,7 +358,10 @@ def table(facts: WeekFacts) -> list[TableRow]:
     for p in facts.ranked():
         a = facts.analyses[p.number]
         if a.importance >= facts.settings.threshold:
-            rows.append(TableRow(p.number, a.gist, a.importance, a.key_contribution, p.url))
+            gist = a.gist
+            if p.number in facts.reverted_by:
+                gist = facts.catalog.t("table.reverted", gist=gist, number=facts.reverted_by[p.number])
+            rows.append(TableRow(p.number, gist, a.importance, a.key_contribution, p.url))
     return rows
 
 
@@ -396,12 +399,12 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     fixes = facts.stats["by_type"].get("fix", 0)
     if fixes >= 5:
         add(5, "patch", [p.number for p in facts.prs if facts.analyses[p.number].type == "fix"], count=fixes)
-    feats = [p for p in facts.ranked() if facts.analyses[p.number].type in ("feat", "perf")]
+    feats = [p for p in facts.ranked_live() if facts.analyses[p.number].type in ("feat", "perf")]
     if feats:
         a = facts.analyses[feats[0].number]
         add(5, "try", [feats[0].number], gist=a.gist, number=feats[0].number)
     if len(recs) < 4:
-        add(6, "review", [p.number for p in facts.ranked()[:3]])
+        add(6, "review", [p.number for p in facts.ranked_live()[:3]])
     recs.sort(key=lambda pi: pi[0])
     return [i for _, i in recs[:6]]
 
@@ -409,7 +412,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
 def card(facts: WeekFacts, sections: Sections) -> Card:
     cat = facts.catalog
     highlights = []
-    for p in facts.ranked()[:3]:
+    for p in facts.ranked_live()[:3]:
         a = facts.analyses[p.number]
         highlights.append(f"{a.key_contribution}（#{p.number}）" if cat.lang == "zh" else f"{a.key_contribution} (#{p.number})")
     if not highlights:
