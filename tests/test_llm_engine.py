@@ -187,6 +187,62 @@ def test_failures_fall_back_per_unit_and_nothing_ungrounded_is_published(verl_re
         assert render_report(again, "md") == render_report(rep, "md")
 
 
+def _week_stats(call) -> dict:
+    facts = re.search(r"Computed facts and statistics \(the only counts you may state\): (\{.*\})\n", call.user).group(1)
+    return json.loads(facts)["statistics"]
+
+
+def test_counts_must_equal_the_statistic_they_name_and_code_spans_are_citations(verl_repo, tmp_path, week_prs):
+    from llmserver import default_week_answer
+
+    first = week_prs[0]
+    said: dict[str, str] = {}
+
+    def script(call):
+        if call.kind == "pr" and call.pr == first:
+            return Reply(content=json.dumps({**_good(call), "key_contribution": "在 `#4242` 的基础上改进了训练流程。"}, ensure_ascii=False))
+        if call.kind == "week":
+            stats = _week_stats(call)
+            answer = default_week_answer(call)
+            # numbers that are statistics, but not the ones these nouns name
+            said["summary"] = (
+                f"本周共合并{stats['files_changed']}个PR，来自{stats['baseline']['weeks']}位贡献者，"
+                f"新增{stats['lines_deleted']}行、删除{stats['lines_added']}行。"
+            )
+            answer["summary"] = said["summary"]
+            answer["closing"] = "另见 `#4242`。"
+            return Reply(content=json.dumps(answer, ensure_ascii=False))
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = _report(verl_repo, _settings(verl_repo, tmp_path / "rb.db", server))
+    stats = rep.stats
+    assert stats["files_changed"] != 22 and stats["contributors"] != 12 and stats["lines_added"] != stats["lines_deleted"]
+    fallbacks = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}
+    assert rep.analyses[first].engine == "offline" and "#4242" in fallbacks[f"pr:{first}"]
+    assert "number of pull requests" in fallbacks["section:summary"] and "number of contributors" in fallbacks["section:summary"]
+    assert "section:closing" in fallbacks
+    md = render_report(rep, "md")
+    assert "#4242" not in md and said["summary"] not in md and f"共合并{stats['files_changed']}个PR" not in md
+
+    # spelled-out counts are read whole: "twenty-three PRs" is not "three PRs"
+    for words, grounded in (("twenty-three", False), ("twenty-two", True)):
+
+        def spelled(call, words=words):
+            if call.kind == "week":
+                answer = default_week_answer(call)
+                answer["summary"] = f"{words.capitalize()} PRs were merged this week; the most notable is #{first}."
+                return Reply(content=json.dumps(answer))
+            return None
+
+        with ScriptedLLM() as server:
+            server.rules.append(spelled)
+            rep = _report(verl_repo, _settings(verl_repo, tmp_path / f"{words}.db", server, lang="en"))
+        assert report_to_dict(rep)["sections"]["written_by"]["summary"] == ("llm:scripted-model" if grounded else "offline"), words
+        assert (f"{words.capitalize()} PRs were merged" in rep.sections.summary) == grounded
+
+
 def _good(call) -> dict:
     from llmserver import default_pr_answer
 

@@ -71,11 +71,12 @@ def test_untrusted_blocks_cannot_be_closed_from_inside():
 
 
 def test_figures_and_references():
-    assert pr_refs("see #12, `#13` and https://x/pull/14#15") == [12]
+    # a PR number in a code span is still a citation a reader sees
+    assert pr_refs("see #12, `#13` and https://x/pull/14#15") == [12, 13]
     kinds = [(f.value, f.count) for f in figures_in("本周（2026-06-22至2026-06-28）共合并22个PR，#5012 提速40%，vLLM 0.9.1，fp8，第26周")]
     assert kinds == [(22.0, True), (40.0, False)]
-    assert [(f.value, f.count) for f in figures_in("nine PRs and 3 new contributors; 1,234 lines")] == [
-        (3.0, True), (1234.0, False), (9.0, True)
+    assert [(f.value, f.count, f.kind) for f in figures_in("nine PRs and 3 new contributors; 1,234 lines")] == [
+        (3.0, True, "first_time"), (1234.0, True, "lines"), (9.0, True, "prs")
     ]
     assert figures_in("use_v1=False on H100 with Qwen3-8B, 2026-W26, 06-22 to 06-28, 14:30") == []
 

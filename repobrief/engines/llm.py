@@ -103,6 +103,42 @@ class FactsView:
     analyses: dict[int, PRAnalysis]
     extra_numbers: set[float] = field(default_factory=set)
 
+    def count_kinds(self) -> dict[str, set[float]]:
+        """The statistics a count may equal, per what it says it counts (`Grounds.kinds`):
+        "4 PRs" must be a number of PRs — of the week, a type, module or theme, a
+        week of the history — not files_changed or the baseline's 12 weeks."""
+        from ..llm.grounding import collect_numbers
+
+        s = self.stats
+        wow = s.get("week_over_week") or {}
+
+        def compared(key: str) -> list:
+            d = wow.get(key) or {}
+            return [d.get("previous"), abs(d.get("delta") or 0)]
+
+        baseline = s.get("baseline") or {}
+        prs = collect_numbers(
+            [
+                len(self.prs), s.get("merged_prs"), s.get("above_threshold"), len(s.get("breaking_prs") or []),
+                len(s.get("reverts") or []), s.get("by_type"), s.get("by_module"), s.get("by_theme"),
+                baseline.get("mean_merged_prs"), baseline.get("max_merged_prs"),
+                (s.get("trend") or {}).get("merged_prs"), (s.get("trend") or {}).get("themes"), compared("merged_prs"),
+                [[t["count"], t["previous_week"], t["baseline_mean"], len(t["prs"])] for t in self.themes],
+                [len(r["prs"]) for r in self.risks],
+            ]
+        )
+        added = collect_numbers([s.get("lines_added"), compared("lines_added"), [p.lines_added for p in self.prs]])
+        deleted = collect_numbers([s.get("lines_deleted"), compared("lines_deleted"), [p.lines_deleted for p in self.prs]])
+        total = [(s.get("lines_added") or 0) + (s.get("lines_deleted") or 0), [p.lines for p in self.prs]]
+        return {
+            "prs": prs,
+            "contributors": collect_numbers([s.get("contributors")]),
+            "first_time": collect_numbers([s.get("first_time_contributors")]),
+            "lines_added": added,
+            "lines_deleted": deleted,
+            "lines": added | deleted | collect_numbers(total),
+        }
+
 
 @dataclass
 class PRRequest:
@@ -417,6 +453,12 @@ class LLMEngine(Engine):
             figures=numbers_in_data(data_texts + [r.text for r in hint.importance_reasons] + [e for r in hint.risks for e in r.evidence])
             | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
             extra_refs=set(pr.linked_issues),
+            kinds={
+                "prs": {float(len(week_prs)), 1.0},
+                "lines_added": {float(pr.lines_added)},
+                "lines_deleted": {float(pr.lines_deleted)},
+                "lines": collect_numbers(stats["lines"]),
+            },
         )
         return PRRequest(number=pr.number, messages=inp.messages, schema=schema, grounds=grounds, cuts=list(inp.cuts), llm=self.llm_settings)
 
@@ -568,7 +610,7 @@ class LLMEngine(Engine):
             | numbers_in_data([a.key_contribution for a in view.analyses.values()])
             | {round(a.importance, 1) for a in view.analyses.values()}
         )
-        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures)
+        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds())
         client = self._client()
         good: dict[str, Any] = {}
         problems_by_unit: dict[str, list[str]] = {}
