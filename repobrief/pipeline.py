@@ -457,7 +457,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         generated_at=(now or datetime.now(UTC)).replace(microsecond=0),
     )
     if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
-        store.save_pull_requests(span.repository, week_prs, type(source).__name__)
+        store.save_pull_requests(span.repository, week_prs, source.name or type(source).__name__)
     return report
 
 

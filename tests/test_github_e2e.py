@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -90,3 +91,27 @@ def test_enrich_a_clone_with_github_discussion(server, verl_repo, tmp_path):
     assert again.returncode == 0, again.stderr
     pr = {p["number"]: p for p in json.loads(again.stdout)["pull_requests"]}[6823]
     assert pr["labels"] == ["breaking", "trainer", "cfg"] and TEMPERATURE in pr["discussion_summary"]
+
+
+def test_a_clone_report_into_the_same_store_keeps_the_synced_discussion(server, verl_repo, tmp_path):
+    db = str(tmp_path / "s.db")
+    synced = run(["sync", "github:verl-project/verl", "--since", "2026-05-18", "--tz", "Asia/Shanghai", "--db", db,
+                  "--github-url", server.url], tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    clone = run(["report", str(verl_repo), "--name", "verl-project/verl", *WEEK, "-f", "json", "--db", db], tmp_path)
+    assert clone.returncode == 0, clone.stderr
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT source, discussion_known, count(*) FROM pull_requests WHERE number = 6823 GROUP BY 1, 2").fetchall()
+    con.close()
+    assert rows == [("github", 1, 1)]
+    offline = run(["report", "github:verl-project/verl", *WEEK, "--lang", "en", "-f", "json", "--db", db, "--offline"], tmp_path)
+    assert offline.returncode == 0, offline.stderr
+    pr = {p["number"]: p for p in json.loads(offline.stdout)["pull_requests"]}[6823]
+    assert TEMPERATURE in pr["discussion_summary"]
+
+    # a clone's own rows are stored under the source's registered name
+    alone = str(tmp_path / "alone.db")
+    assert run(["report", str(verl_repo), "--name", "verl-project/verl", *WEEK, "--db", alone], tmp_path).returncode == 0
+    con = sqlite3.connect(alone)
+    assert {r[0] for r in con.execute("SELECT source FROM pull_requests")} == {"git"}
+    con.close()

@@ -18,6 +18,8 @@ class Source(ABC):
     what it knows cheaply; their defaults say "unknown".
     """
 
+    #: the name the source is registered under in `SOURCES`; the store records it with each PR
+    name: str = ""
     #: warnings for the user (shallow clone, truncated data, …)
     warnings: list[str]
 

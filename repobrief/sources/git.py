@@ -102,6 +102,7 @@ def pr_url(host: str | None, name: str, number: int) -> str:
 class GitSource(Source):
     """A local clone (working tree or bare)."""
 
+    name = "git"
     needs_store = False
 
     def __init__(self, location: str, settings=None, *, store=None, offline: bool = False) -> None:

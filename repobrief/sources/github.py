@@ -56,6 +56,7 @@ def _announce(message: str, seconds: float) -> None:
 class GitHubSource(Source):
     """Pull requests of one GitHub repository."""
 
+    name = "github"
     needs_store = True
     stores_itself = True  # upserts what it reads, with GitHub's update times for sync
 
@@ -169,8 +170,8 @@ class GitHubSource(Source):
             )
         if require:
             require_covered(self.store, self.repository, window.start, window.end, f"week {window.label}")
-        # every stored row of the repository: a report run on a clone may have
-        # replaced a synced row, and its discussion is kept when it was enriched
+        # every stored row of the repository: a report run on a clone with --github
+        # may have replaced a synced row with an enriched one (a bare clone's cannot)
         yield from self.store.load_pull_requests(self.repository, window.start, window.end)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:

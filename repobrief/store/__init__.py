@@ -19,7 +19,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -166,8 +166,10 @@ class Store:
         except SQLAlchemyError as e:
             raise _store_error(f"cannot {what} in the store {self.display}", e) from None
 
-    def _upsert(self, conn, table, rows: list[dict], keys: list[str], update: list[str] | None = None) -> None:
-        """INSERT … ON CONFLICT (keys) DO UPDATE: the same statement shape on SQLite and PostgreSQL."""
+    def _upsert(self, conn, table, rows: list[dict], keys: list[str], update: list[str] | None = None,
+                where: Callable[[Any], Any] | None = None) -> None:
+        """INSERT … ON CONFLICT (keys) DO UPDATE: the same statement shape on SQLite and PostgreSQL.
+        `where(excluded)` is the condition under which a stored row is replaced."""
         if not rows:
             return
         if self.dialect == "postgresql":
@@ -181,7 +183,11 @@ class Store:
         stmt = insert(table)
         cols = update if update is not None else [c for c in rows[0] if c not in keys]
         if cols:
-            stmt = stmt.on_conflict_do_update(index_elements=keys, set_={c: stmt.excluded[c] for c in cols})
+            stmt = stmt.on_conflict_do_update(
+                index_elements=keys,
+                set_={c: stmt.excluded[c] for c in cols},
+                where=where(stmt.excluded) if where is not None else None,
+            )
         else:
             stmt = stmt.on_conflict_do_nothing(index_elements=keys)
         conn.execute(stmt, rows)
@@ -247,10 +253,18 @@ class Store:
         updated_at: dict[int, datetime] | None = None,
     ) -> int:
         """Insert or replace PRs (unique on repository + number). `updated_at` maps a PR
-        number to the source's last-modified time, for incremental sync. Returns the count."""
+        number to the source's last-modified time, for incremental sync. Returns the count.
+
+        A PR without discussion (a clone's) never replaces one stored with it (GitHub's):
+        the richer row is kept, and a later sync would not fetch it again."""
         from .codec import pr_to_row
 
         now = datetime.now(UTC)
+        t = self._t.pull_requests
+
+        def richer(new):
+            return new.discussion_known.is_(True) | t.c.discussion_known.is_(False)
+
         with self._tx("save pull requests") as conn:
             rid = self._repo_id(conn, repository)
             rows = [
@@ -260,7 +274,7 @@ class Store:
             rows.sort(key=lambda r: r["number"])  # the same lock order in every writer, chunk after chunk
             # executemany in chunks keeps PostgreSQL's parameter limit out of reach
             for i in range(0, len(rows), 500):
-                self._upsert(conn, self._t.pull_requests, rows[i : i + 500], ["repository_id", "number"])
+                self._upsert(conn, t, rows[i : i + 500], ["repository_id", "number"], where=richer)
         return len(rows)
 
     def load_pull_requests(
