@@ -101,6 +101,7 @@ def generate_report(
     """Build the weekly report for `target` (a clone path or `github:OWNER/REPO`).
     `engine` replaces the configured engine (an instance, e.g. one that only
     collects the requests a model would be sent)."""
+    own_store = store is None
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github, engine)
     reader = source
     try:
@@ -123,6 +124,14 @@ def generate_report(
         if reader is not source:
             reader.close()
         source.close()
+        _close_own(store, own_store)
+
+
+def _close_own(store, own: bool) -> None:
+    """Close a store this run opened: a SQLite file's WAL is written back into it on
+    close, so that the file alone holds the data (a copy, a CI artifact)."""
+    if own and store is not None:
+        store.close()
 
 
 def generate_reports(
@@ -153,6 +162,7 @@ def generate_reports(
     if not windows:
         return
     windows = sorted(windows, key=lambda w: w.start)
+    own_store = store is None
     source, engine_cls, store = _open(target, settings, source_name, offline, store, enrich_github, source=source)
     try:
         engine = engine_cls(settings, store=store, refresh=refresh, progress=None)
@@ -197,6 +207,7 @@ def generate_reports(
             k += 1
     finally:
         source.close()
+        _close_own(store, own_store)
 
 
 class Delegate(Protocol):
@@ -381,12 +392,14 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     themes = build_themes(WeekSample(window.label, week_prs, classified), history, settings, cat.term, cat.lang)
     clock.lap("classify")
 
+    direct = [c for c in span.direct if window.contains(c.committed_at)]
+    # The same authors as the week's contributors: PR authors and direct committers.
     first_time = None
     if earlier_authors is not None:
         first_time = {
             p.author for p in week_prs
             if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
-        }
+        } | {c.author for c in direct if c.author.lower() not in earlier_authors}
     calib_start = _calibration_start(periods, window)
     calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
     if diffs is None:
@@ -409,7 +422,6 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     analyses = engine.analyze_all(week_prs, ctx)
     clock.lap("analyze")
     previous = periods[-1] if periods else None
-    direct = [c for c in span.direct if window.contains(c.committed_at)]
     previous_detail = None  # the week before, when its line counts were read
     if previous and previous.start >= span.detail_start:
         previous_detail = (span.week(previous), [c for c in span.direct if previous.contains(c.committed_at)])

@@ -339,3 +339,31 @@ def test_a_merged_pr_is_its_branch_authors_however_far_back_the_history_is_read(
     assert single["stats"]["first_time_contributor_names"] == []
     ranged = {r.week: r for r in pipeline.generate_reports(str(b.path), settings, week_range("2026-W10", "2026-W26", tz))}
     assert _stable(json.loads(render(ranged["2026-W26"]))) == _stable(single)
+
+
+def test_direct_committers_are_contributors_and_first_time_ones_alike_in_report_and_backfill(tmp_path):
+    """A newcomer whose only commit landed without a PR counts among the contributors
+    and among the first-time ones, in a single report as in a backfill; a week of one
+    new direct committer reads "1 contributor, including 1 first-time contributor"."""
+    from gitrepo import GitRepoBuilder
+
+    from repobrief import pipeline
+    from repobrief.config import load_settings
+    from repobrief.render.json import render
+    from repobrief.window import parse_timezone, week_range
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/a.py": b.lines(40)}, author="founder")
+    b.commit("feat: x (#20)", "2026-06-22T10:00:00+00:00", {"src/c.py": b.lines(50)}, author="bob")
+    b.commit("fix: y (#21)", "2026-06-23T10:00:00+00:00", {"src/d.py": b.lines(5)}, author="founder")
+    b.commit("direct fix typo", "2026-06-25T10:00:00+00:00", {"src/a.py": b.lines(41)}, author="dave")
+    b.commit("feat: z (#22)", "2026-06-30T10:00:00+00:00", {"src/e.py": b.lines(5)}, author="erin")
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    weeks = week_range("2026-W26", "2026-W27", parse_timezone("UTC"))
+    singles = [json.loads(render(pipeline.generate_report(str(b.path), settings, w))) for w in weeks]
+    backfilled = [json.loads(render(r)) for r in pipeline.generate_reports(str(b.path), settings, weeks)]
+    stats = singles[0]["stats"]
+    assert (stats["contributors"], stats["first_time_contributor_names"]) == (3, ["bob", "dave"])
+    assert "from 3 contributors, including 2 first-time contributors" in singles[0]["sections"]["summary"]["text"]
+    assert "from 1 contributor, including 1 first-time contributor," in singles[1]["sections"]["summary"]["text"]
+    assert [_stable(s) for s in singles] == [_stable(r) for r in backfilled]
