@@ -112,3 +112,21 @@ def test_reports_are_kept_in_the_store(small_repo, tmp_path, monkeypatch):
     assert got == 0 and out.startswith("# acme/proj") and "not keeping reports in the store" in err
     got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en")
     assert got == 0 and "store" not in err  # no store unless asked for
+
+
+def test_the_store_file_alone_holds_what_report_kept(small_repo, tmp_path):
+    """The console script (`entry`) exits without finalising objects: the store must be
+    closed by the command, or its data stays in the -wal file beside it."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "rb.db"
+    done = subprocess.run([sys.executable, "-c", "from repobrief.cli import entry; entry()", "report", str(small_repo),
+                           "--week", "2026-W10", "--db", str(db), "-q"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "rb.db-wal").exists()
+    copy = tmp_path / "copy.db"
+    shutil.copy(db, copy)  # what a backup or a CI artifact upload takes
+    con = sqlite3.connect(copy)
+    assert con.execute("SELECT count(*) FROM reports").fetchone()[0] == 1
+    con.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -107,42 +108,44 @@ def report(
     # The offline report needs no store, and importing SQLAlchemy alone costs ~0.4 s of a
     # one-second budget, so the store is used when asked for (--db, db=, --store).
     store = _open_store(settings) if (keep if keep is not None else bool(settings.db)) else None
-    progress = _Progress(not quiet)
-    try:
-        rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
-                              source_name=source, offline=offline, store=store)
-    finally:
-        progress.stop()
-    if link:
-        rep.card.link = link
-    for w in rep.warnings:
-        typer.echo(f"warning: {w}", err=True)
-    rendered = {f: render_report(rep, f) for f in formats}
-    if out is None:
-        sys.stdout.write(rendered[formats[0]])
-    else:
-        files = {out / output_name(rep, f): text for f, text in rendered.items()}
-        write_atomically(files)
+    # Closed at the end: a SQLite file takes its WAL back, so the file alone holds the data.
+    with store if store is not None else nullcontext():
+        progress = _Progress(not quiet)
+        try:
+            rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
+                                  source_name=source, offline=offline, store=store)
+        finally:
+            progress.stop()
+        if link:
+            rep.card.link = link
+        for w in rep.warnings:
+            typer.echo(f"warning: {w}", err=True)
+        rendered = {f: render_report(rep, f) for f in formats}
+        if out is None:
+            sys.stdout.write(rendered[formats[0]])
+        else:
+            files = {out / output_name(rep, f): text for f, text in rendered.items()}
+            write_atomically(files)
+            if not quiet:
+                for p in files:
+                    typer.echo(f"wrote {p}", err=True)
+        if store is not None:
+            _keep(store, rep, rendered, explicit=bool(settings.db))
         if not quiet:
-            for p in files:
-                typer.echo(f"wrote {p}", err=True)
-    if store is not None:
-        _keep(store, rep, rendered, explicit=bool(settings.db))
-    if not quiet:
-        eng = rep.engine
-        typer.echo(
-            f"{rep.repository} {rep.week}: {rep.stats['merged_prs']} PRs, {len(rep.sections.table)} above "
-            f"{rep.threshold:g}, {len(rep.risks)} risks; engine {eng.get('name')}",
-            err=True,
-        )
-        if "requests" in eng:  # the llm engine's accounting, one line
-            cost = eng.get("estimated_cost")
+            eng = rep.engine
             typer.echo(
-                f"llm {eng.get('model')}: {eng['requests']} requests, {eng['prompt_tokens']}+{eng['completion_tokens']} tokens, "
-                f"{eng['cache_hits']} cached, {eng['retries'] + eng.get('repair_retries', 0)} retries, "
-                f"{len(eng.get('fallbacks', []))} fallbacks" + (f", ~${cost:.4f}" if cost is not None else ""),
+                f"{rep.repository} {rep.week}: {rep.stats['merged_prs']} PRs, {len(rep.sections.table)} above "
+                f"{rep.threshold:g}, {len(rep.risks)} risks; engine {eng.get('name')}",
                 err=True,
             )
+            if "requests" in eng:  # the llm engine's accounting, one line
+                cost = eng.get("estimated_cost")
+                typer.echo(
+                    f"llm {eng.get('model')}: {eng['requests']} requests, {eng['prompt_tokens']}+{eng['completion_tokens']} tokens, "
+                    f"{eng['cache_hits']} cached, {eng['retries'] + eng.get('repair_retries', 0)} retries, "
+                    f"{len(eng.get('fallbacks', []))} fallbacks" + (f", ~${cost:.4f}" if cost is not None else ""),
+                    err=True,
+                )
 
 
 def _open_store(settings):
