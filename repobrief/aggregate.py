@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .analysis.themes import WeekSample, pick_report_themes
+from .analysis.themes import WeekSample, pick_report_themes, rank_in
 from .config import Settings
 from .i18n import Catalog
 from .models import Commit, PRAnalysis, PullRequest, Risk, Theme
@@ -135,7 +135,7 @@ def compute_stats(
             "weeks": len(hist_counts),
             "mean_merged_prs": round(sum(hist_counts) / len(hist_counts), 1) if hist_counts else None,
             "max_merged_prs": max(hist_counts) if hist_counts else None,
-            "rank_merged_prs": 1 + sum(1 for h in hist_counts if h > n) if hist_counts else None,
+            "rank_merged_prs": rank_in(n, hist_counts),
         },
     }
     if previous_detail is not None:

@@ -270,3 +270,25 @@ def test_a_pr_reverted_in_the_same_week_is_not_presented_as_live(tmp_path):
     assert "Try Add cache" not in json.dumps(s) and "main risk" not in s["summary"]["text"]
     assert "It reverts Add cache (#20), merged earlier this week." in s["key_changes"]["items"][0]["text"]
     assert all(not h.endswith("(#20)") for h in d["card"]["highlights"])
+
+
+@pytest.mark.parametrize("week", ["2026-W20", "2026-W30"])
+def test_the_most_of_any_week_is_never_a_tie(verl_repo, week):
+    """"The most of any week in the last 13" only when no earlier week had as many: on
+    verl 2026-W20 the engine theme's 7 PRs tie an earlier week's 7."""
+    code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--week", week, "--tz", "Asia/Shanghai",
+                           "--lang", "en", "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    s = d["stats"]
+    records = [i for i in d["sections"]["trends"]["items"] if "the most of any week" in i["text"]]
+    for item in records:
+        key = next(k for k, v in s["theme_names"].items() if v == item["name"])
+        *earlier, this = s["trend"]["themes"][key]
+        assert this > max(earlier), item["name"]
+    for t in d["themes"]:
+        series = s["trend"]["themes"].get(t["key"])
+        if series and t["rank_in_history"] == 1:
+            assert series[-1] > max(series[:-1]), t["name"]
+    if "the most of any week" in d["sections"]["summary"]["text"]:
+        assert s["merged_prs"] > s["baseline"]["max_merged_prs"]

@@ -56,6 +56,12 @@ def _counts(history: list[WeekSample], member: Callable[[PullRequest, Classified
     return [sum(1 for pr in w.prs if member(pr, w.classified[pr.number])) for w in history]
 
 
+def rank_in(count: int, hist: list[int]) -> int | None:
+    """`count`'s rank among the baseline weeks' counts: 1 only when it is more than every
+    one of them, so a week that ties the busiest is not called "the most of any week"."""
+    return 1 + sum(1 for h in hist if h >= count) if hist else None
+
+
 def _theme(key: str, name: str, kind: str, prs: list[int], hist: list[int]) -> Theme:
     count = len(prs)
     return Theme(
@@ -65,7 +71,7 @@ def _theme(key: str, name: str, kind: str, prs: list[int], hist: list[int]) -> T
         kind=kind,
         baseline_mean=round(sum(hist) / len(hist), 2) if hist else 0.0,
         previous=hist[-1] if hist else 0,
-        rank_in_history=1 + sum(1 for h in hist if h > count) if hist else None,
+        rank_in_history=rank_in(count, hist),
         history_weeks=len(hist),
     )
 
