@@ -52,6 +52,10 @@ def _preload(store=None) -> None:
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 DIFF_MAX_BYTES = 24_000  # per PR, read once; the prompt budget picks hunks from it
+# how far the model's importance may move from the offline hint: without a reason
+# in its disagreements, and with one (docs/llm.md, "What the model gets")
+IMPORTANCE_DRIFT = 1.0
+IMPORTANCE_REASONED = 3.0
 SECTION_UNITS = ("summary", "key_changes", "trends", "risks", "recommendations", "closing", "card")
 
 
@@ -490,9 +494,7 @@ class LLMEngine(Engine):
             except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
                 problems = [f"the answer does not match the schema: {_short_validation(e)}"]
             if not problems:
-                analysis = self._merge_pr(pr, hint, out)
-                said = [{"about": d.about, "reason": d.reason} for d in out.disagreements]
-                said += [{"about": f"risk:{d.kind}", "reason": d.reason} for d in out.dismissed_hints if d.reason.strip()]
+                analysis, said = self._merge_pr(pr, hint, out)
                 if said:
                     self.disagreements[pr.number] = said
                 if not where.get("cached"):  # a cached answer's analysis was stored when it was new
@@ -532,29 +534,72 @@ class LLMEngine(Engine):
             problems += g.check_text("discussion_summary", out.discussion_summary)
         return problems
 
-    def _merge_pr(self, pr: PullRequest, hint: PRAnalysis, out) -> PRAnalysis:
+    def _merge_pr(self, pr: PullRequest, hint: PRAnalysis, out) -> tuple[PRAnalysis, list[dict]]:
+        """The model's answer over the offline hints, and where it departed from them.
+
+        The model may depart from a hint only with a reason (its `disagreements`),
+        and only so far: a breaking change the data shows stays breaking, a type
+        changes only with a reason, and importance moves at most
+        IMPORTANCE_DRIFT from the hint without a reason, IMPORTANCE_REASONED with
+        one. A PR body cannot talk the model into anything beyond that. Each
+        departure is returned as {about, reason}, with an `outcome` when it was
+        not (or not fully) taken."""
+        said = [{"about": d.about, "reason": d.reason} for d in out.disagreements if d.reason.strip()]
+
+        def reason(topic: str) -> str:
+            return next((d.reason.strip() for d in out.disagreements if topic in d.about.lower() and d.reason.strip()), "")
+
+        def refuse(topic: str, outcome: str) -> None:
+            entry = next((e for e in said if topic in e["about"].lower()), None)
+            if entry is None:
+                said.append(entry := {"about": topic, "reason": ""})
+            entry["outcome"] = outcome
+
+        breaking = out.breaking
+        if out.breaking != hint.breaking and (hint.breaking or not reason("breaking")):
+            breaking = hint.breaking
+            refuse("breaking", "kept the hint: a breaking change the data shows stays breaking" if hint.breaking else "kept the hint: no reason given")
+        ptype = out.type
+        if out.type != hint.type and not reason("type"):
+            ptype = hint.type
+            refuse("type", f"kept the hint {hint.type!r}: no reason given")
+        limit = IMPORTANCE_REASONED if reason("importance") else IMPORTANCE_DRIFT
+        importance = round(min(10.0, max(0.0, hint.importance - limit, min(hint.importance + limit, out.importance))), 1)
+        if importance != round(out.importance, 1):
+            refuse(
+                "importance",
+                f"limited to {importance:.1f}: at most {limit:g} from the hint {hint.importance:.1f}"
+                + ("" if reason("importance") else " without a reason"),
+            )
         reasons = [Reason(code="llm", points=round(r.points, 2), text=r.text) for r in out.importance_reasons]
-        gap = round(out.importance - sum(r.points for r in reasons), 2)
-        if abs(gap) >= 0.05:  # keep the reasons adding up to the score the model gave
+        gap = round(importance - sum(r.points for r in reasons), 2)
+        if abs(gap) >= 0.05:  # keep the reasons adding up to the score
             reasons.append(Reason(code="llm_judgement", points=gap, text="model judgement" if self._lang == "en" else "模型综合判断"))
         risks = [
             Risk(kind=r.kind, severity=r.severity, prs=[pr.number], evidence=list(r.evidence), title=r.title, text=r.text)
             for r in out.risks
         ]
         # A hinted risk the model neither kept nor dismissed with a reason stays: a PR
-        # body cannot talk the model into dropping what the detectors found.
+        # body cannot talk the model into dropping what the detectors found. Nor can a
+        # breaking PR lose its breaking-change risk: the report would contradict itself.
         kept = {r.kind for r in risks}
+        for d in out.dismissed_hints:
+            if d.reason.strip():
+                said.append({"about": f"risk:{d.kind}", "reason": d.reason})
         dismissed = {d.kind for d in out.dismissed_hints if d.reason.strip()}
         for h in hint.risks:
+            if h.kind not in kept and h.kind in dismissed and breaking and h.kind == "breaking_change":
+                refuse(f"risk:{h.kind}", "kept the hint: the PR is breaking")
+                dismissed.discard(h.kind)
             if h.kind not in kept and h.kind not in dismissed:
                 risks.append(h)
-        return PRAnalysis(
+        analysis = PRAnalysis(
             number=pr.number,
             modules=[m.lower() for m in out.modules] or hint.modules,
-            type=out.type,
+            type=ptype,
             themes=list(out.themes),
-            breaking=out.breaking,
-            importance=round(out.importance, 1),
+            breaking=breaking,
+            importance=importance,
             importance_reasons=reasons,
             key_contribution=out.key_contribution.strip(),
             risks=risks,
@@ -563,6 +608,7 @@ class LLMEngine(Engine):
             engine="llm",
             fallback_reason=None,
         )
+        return analysis, said
 
     def _save_analyses(self) -> None:
         """Keep the model's analyses in the store (one transaction), for history and audits."""

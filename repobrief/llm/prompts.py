@@ -205,7 +205,9 @@ def build_pr_input(
         f"Computed facts: {json.dumps(facts, ensure_ascii=False)}\n"
         f"Hints from the rule-based analyser: {json.dumps(_hints(hint), ensure_ascii=False)}\n"
         "If you disagree with a hinted risk, list it in dismissed_hints with the reason; hinted risks you neither keep "
-        "nor dismiss are kept. Where you depart from another hint (type, breaking, importance), say why in disagreements.\n"
+        "nor dismiss are kept. Where you depart from another hint (type, breaking, importance), say why in disagreements: "
+        "without a reason the hint's type and breaking flag stand and importance stays within 1 point of the hint (3 with "
+        "one); a hinted breaking change stays breaking.\n"
     )
     cuts: list[str] = []
     title_block = untrusted("title", pr.title)
