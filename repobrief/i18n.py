@@ -23,7 +23,7 @@ from .errors import UsageError
 
 # English templates say "{count} PRs"; a count of one takes the singular. Only the
 # template's own words change: the values put in (PR titles among them) stay as written.
-_PLURAL_AFTER_FIELD = re.compile(r"^ ((?:more |direct |configuration |first-time )?(?:PR|contributor|line|file|week|commit|change|fix|module))(?:e?s)\b")
+_PLURAL_AFTER_FIELD = re.compile(r"^ ((?:more |direct |configuration |first-time )?(?:PR|contributor|line|file|week|day|period|commit|change|fix|module))(?:e?s)\b")
 
 
 @cache

@@ -292,3 +292,23 @@ def test_the_most_of_any_week_is_never_a_tie(verl_repo, week):
             assert series[-1] > max(series[:-1]), t["name"]
     if "the most of any week" in d["sections"]["summary"]["text"]:
         assert s["merged_prs"] > s["baseline"]["max_merged_prs"]
+
+
+@pytest.mark.parametrize("lang, said, unsaid", [
+    ("en", "26 fewer than the 69 of the previous 14 days", ("this week", "previous week", "week before", "per week")),
+    ("zh", "比前14天的69个少26个", ("本周", "上周", "每周")),
+])
+def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang, said, unsaid):
+    """Two weeks given by --since/--until are compared with the 14 days before and with
+    14-day periods on average, and read as such, not as "this week" and "per week"."""
+    code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--since", "2026-06-15", "--until", "2026-06-28",
+                           "--tz", "Asia/Shanghai", "--lang", lang, "--format", "json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert d["stats"]["week_over_week"]["merged_prs"] == {"previous": 69, "delta": -26, "pct": -37.7}
+    summary = d["sections"]["summary"]["text"]
+    trends = d["sections"]["trends"]["items"]
+    assert said in summary
+    assert trends and all("14" in t["text"] for t in trends)
+    for word in unsaid:
+        assert word not in summary and not any(word in t["text"] for t in trends), word

@@ -121,21 +121,30 @@ def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
     return shown
 
 
-def _delta(cat: Catalog, facts: WeekFacts) -> str:
+def period_t(facts: WeekFacts, key: str, /, **kw) -> str:
+    """The message `key`, or its `_range` wording when the report covers a custom date
+    range: its counts are compared with earlier periods of the same length, not weeks."""
+    w = facts.window
+    if w.is_week:
+        return facts.catalog.t(key, **kw)
+    return facts.catalog.t(key + "_range", days=(w.last_day - w.first_day).days + 1, **kw)
+
+
+def _delta(facts: WeekFacts) -> str:
     st = facts.stats
     wow = st["week_over_week"]["merged_prs"]
     base = st["baseline"]
     n = st["merged_prs"]
     if wow["previous"] is None:
-        return cat.t("summary.delta_none")
+        return period_t(facts, "summary.delta_none")
     if base["weeks"] >= 4 and base["max_merged_prs"] is not None and n > base["max_merged_prs"]:
-        return cat.t("summary.delta_record", weeks=base["weeks"] + 1)
+        return period_t(facts, "summary.delta_record", weeks=base["weeks"] + 1)
     d = wow["delta"]
     if d > 0:
-        return cat.t("summary.delta_up", diff=d, previous=wow["previous"])
+        return period_t(facts, "summary.delta_up", diff=d, previous=wow["previous"])
     if d < 0:
-        return cat.t("summary.delta_down", diff=-d, previous=wow["previous"])
-    return cat.t("summary.delta_same")
+        return period_t(facts, "summary.delta_down", diff=-d, previous=wow["previous"])
+    return period_t(facts, "summary.delta_same")
 
 
 def summary(facts: WeekFacts) -> str:
@@ -145,17 +154,18 @@ def summary(facts: WeekFacts) -> str:
     rng = cat.date_range(w.first_day, w.last_day)
     if not facts.prs:
         direct = cat.t("summary.empty_direct", count=st["direct_commits"]) if st["direct_commits"] else ""
-        return cat.t("summary.empty", repository=facts.repository, range=rng, direct=direct)
+        return period_t(facts, "summary.empty", repository=facts.repository, range=rng, direct=direct)
     direct = cat.t("summary.direct", count=st["direct_commits"]) if st["direct_commits"] else ""
     ft = st["first_time_contributors"]
     first_time = cat.t("summary.first_time", count=ft) if ft else ""
     parts = [
-        cat.t(
+        period_t(
+            facts,
             "summary.lead",
             range=rng,
             repository=facts.repository,
             count=st["merged_prs"],
-            delta=_delta(cat, facts),
+            delta=_delta(facts),
             contributors=st["contributors"],
             first_time=first_time,
             added=cat.num(st["lines_added"]),
@@ -165,7 +175,7 @@ def summary(facts: WeekFacts) -> str:
     ]
     areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in facts.report_themes[:3]]
     if areas:
-        parts.append(cat.t("summary.focus", areas=cat.join(areas)))
+        parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()
     notable = [p for p in ranked if not facts.analyses[p.number].breaking][:3]
     breaking = [p for p in ranked if facts.analyses[p.number].breaking]
@@ -252,18 +262,19 @@ def trends(facts: WeekFacts) -> list[Item]:
     items = []
     for t in facts.report_themes:
         if t.history_weeks == 0:
-            comparison = cat.t("trends.compare_short")
+            comparison = period_t(facts, "trends.compare_short")
         elif t.rank_in_history == 1 and t.history_weeks >= 4 and t.count > max(t.previous, 0) and t.count > t.baseline_mean * 1.5:
-            comparison = cat.t("trends.record", weeks=t.history_weeks + 1)
+            comparison = period_t(facts, "trends.record", weeks=t.history_weeks + 1)
         else:
-            comparison = cat.t("trends.compare", previous=t.previous, weeks=t.history_weeks, mean=_mean(t.baseline_mean))
+            comparison = period_t(facts, "trends.compare", previous=t.previous, weeks=t.history_weeks,
+                                  mean=_mean(t.baseline_mean))
         examples = []
         for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n), -facts.analyses[n].importance))[:3]:
             examples.append(f"{facts.analyses[n].gist}（#{n}）" if cat.lang == "zh" else f"{facts.analyses[n].gist} (#{n})")
-        head = cat.t("trends.counts", count=t.count, comparison=comparison)
+        head = period_t(facts, "trends.counts", count=t.count, comparison=comparison)
         sep = "，" if cat.lang == "zh" else ", "
         first = _end(cat, head + sep + cat.t("trends.examples", examples=cat.join(examples)))
-        items.append(Item(t.name, first + (" " if cat.lang == "en" else "") + _trend_outlook(cat, t), sorted(t.prs)))
+        items.append(Item(t.name, first + (" " if cat.lang == "en" else "") + _trend_outlook(facts, t), sorted(t.prs)))
     return items
 
 
@@ -283,14 +294,15 @@ def _mean(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x else "0"
 
 
-def _trend_outlook(cat: Catalog, t: Theme) -> str:
+def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
+    cat = facts.catalog
     kind, _, key = t.key.partition(":")
     high = t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1
     low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
         return cat.get("trends", f"type_{key}") or cat.t("trends.steady")
     if high:
-        return cat.t("trends.discovered") if kind == "term" else cat.t("trends.up")
+        return period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up")
     if low:
         return cat.t("trends.down")
     return cat.t("trends.steady")
