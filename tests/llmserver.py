@@ -99,6 +99,16 @@ def default_week_answer(call: Call) -> dict:
     else:
         summary = f"{n} PRs were merged this week; the most notable is #{top[0]['pr']}." if top else f"{n} PRs were merged."
 
+    # the card's risks: the most severe detected risks, and every breaking change
+    facts = json.loads(re.search(r"Computed facts and statistics \(the only counts you may state\): (\{.*\})\n", call.user).group(1))
+    ranked = sorted(facts["risks"], key=lambda r: {"high": 0, "medium": 1}.get(r["severity"], 2))
+    card_risks = [
+        ("风险：" if zh else "Risk: ") + ", ".join(f"#{n}" for n in r["prs"][:3])
+        for r in ranked[:3] + [r for r in ranked[3:] if r["kind"] == "breaking_change"]
+    ] or [f"Check #{r['pr']}" for r in top[:2]]
+    cited = {int(n) for n in re.findall(r"#(\d+)", " ".join(card_risks))}
+    card_risks += [f"#{n}" for n in facts["statistics"].get("breaking_prs", []) if n not in cited]
+
     def item(r: dict, label: str) -> dict:
         return {"name": f"{label}: {r['title'][:40]}", "text": r["key_contribution"], "prs": [r["pr"]]}
 
@@ -110,7 +120,7 @@ def default_week_answer(call: Call) -> dict:
         "recommendations": [item(r, "Review") for r in top[:4]],
         "closing": "以上为本周周报。" if zh else "That is all for this week.",
         "card_highlights": [f"#{r['pr']} {r['title'][:40]}" for r in top[:3]],
-        "card_risks": [f"Check #{r['pr']}" for r in top[:2]],
+        "card_risks": card_risks,
     }
 
 

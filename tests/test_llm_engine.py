@@ -243,6 +243,30 @@ def test_counts_must_equal_the_statistic_they_name_and_code_spans_are_citations(
         assert (f"{words.capitalize()} PRs were merged" in rep.sections.summary) == grounded
 
 
+def test_a_card_that_leaves_out_the_weeks_risks_falls_back(verl_repo, tmp_path, week_prs):
+    from llmserver import default_week_answer
+
+    for label, card_risks in (("empty", []), ("unrelated", ["Check the docs build"])):
+
+        def script(call, card_risks=card_risks):
+            if call.kind == "week":
+                return Reply(content=json.dumps({**default_week_answer(call), "card_risks": card_risks}, ensure_ascii=False))
+            return None
+
+        with ScriptedLLM() as server:
+            server.rules.append(script)
+            rep = _report(verl_repo, _settings(verl_repo, tmp_path / f"{label}.db", server))
+        assert rep.risks, "the verl week has detected risks"
+        # the card falls back to the offline one, which lists the top risks with their PRs
+        assert report_to_dict(rep)["sections"]["written_by"]["card"] == "offline", label
+        assert "card_risks" in {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}["section:card"]
+        assert len(rep.card.risks) >= 2 and all(re.search(r"#\d+", line) for line in rep.card.risks)
+        top = sorted(rep.risks, key=lambda r: {"high": 0, "medium": 1}.get(r.severity, 2))[0]
+        assert any(f"#{top.prs[0]}" in line for line in rep.card.risks)
+        # the rest of the model's report stands
+        assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "llm:scripted-model"
+
+
 def _good(call) -> dict:
     from llmserver import default_pr_answer
 

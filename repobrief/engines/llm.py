@@ -684,7 +684,7 @@ class LLMEngine(Engine):
                         if unit in good:
                             continue
                         value = _unit_value(out, unit)
-                        probs = _ground_unit(unit, value, grounds, view.lang)
+                        probs = _ground_unit(unit, value, grounds, view.lang, view)
                         if probs:
                             problems_by_unit[unit] = probs
                         else:
@@ -799,7 +799,29 @@ def _has_cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def _ground_unit(unit: str, value, grounds, lang: str = "en") -> list[str]:
+def _card_risk_problems(lines: list[str], view: FactsView) -> list[str]:
+    """The card shows the week's top 2-3 risks (report-format.md, "Chat card"): its
+    risk lines must cite the PRs of the two most severe detected risks and of every
+    breaking change, so a card cannot say "no risks" over a report that lists some."""
+    from ..analysis.risks import SEVERITY_ORDER
+    from ..llm.grounding import pr_refs
+
+    cited = {n for line in lines for n in pr_refs(line)}
+    ranked = sorted(view.risks, key=lambda r: SEVERITY_ORDER.get(r["severity"], len(SEVERITY_ORDER)))
+    must = ranked[:2] + [r for r in ranked[2:] if r["kind"] == "breaking_change"]
+    problems = []
+    if view.risks and not lines:
+        problems.append(f"card_risks is empty, but the week has {len(view.risks)} detected risks: list the top 2-3")
+    for r in must:
+        if r["prs"] and not cited & set(r["prs"]):
+            problems.append(f"card_risks leaves out the risk {r['title']!r} ({', '.join(f'#{n}' for n in r['prs'][:3])})")
+    missing = [n for n in view.stats.get("breaking_prs") or [] if n not in cited]
+    if missing:
+        problems.append(f"card_risks leaves out the breaking change in {', '.join(f'#{n}' for n in missing)}")
+    return problems
+
+
+def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | None = None) -> list[str]:
     problems: list[str] = []
     if unit == "summary":
         if not value:
@@ -821,7 +843,7 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en") -> list[str]:
                 problems.append(f"card_highlights[{i}] names no PR (write it as #NUMBER)")
         for i, line in enumerate(risks):
             problems += grounds.check_text(f"card_risks[{i}]", line)
-        return problems
+        return problems + (_card_risk_problems(risks, view) if view is not None else [])
     if not value:
         return [f"{unit} has no entries"]
     from ..llm.grounding import pr_refs
