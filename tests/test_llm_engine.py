@@ -267,6 +267,36 @@ def test_a_card_that_leaves_out_the_weeks_risks_falls_back(verl_repo, tmp_path, 
         assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "llm:scripted-model"
 
 
+def test_a_revert_of_an_older_pr_may_name_it(tmp_path):
+    from gitrepo import GitRepoBuilder
+    from llmserver import default_pr_answer, default_week_answer
+
+    b = GitRepoBuilder(tmp_path / "proj")
+    b.commit("init", "2026-06-01T10:00:00+00:00", {"src/a.py": b.lines(40)})
+    b.commit("feat: old thing (#5)", "2026-06-10T10:00:00+00:00", {"src/b.py": b.lines(10)}, author="old")
+    b.commit("feat: add cache (#20)", "2026-06-23T10:00:00+00:00", {"src/c.py": b.lines(50)}, author="bob")
+    b.commit('Revert "feat: old thing (#5)" (#22)', "2026-06-24T10:00:00+00:00", {"src/b.py": None}, author="carol")
+
+    def script(call):
+        if call.kind == "pr" and call.pr == 22:
+            return Reply(content=json.dumps({**default_pr_answer(call), "key_contribution": "Reverts #5 (old thing), removing src/b.py."}))
+        if call.kind == "week":
+            answer = default_week_answer(call)  # its items quote the titles, 'Revert "feat: old thing (#5)"'
+            answer.update(summary="2 PRs were merged: a cache (#20) and a revert of #5 (#22).", closing="See also #6.")
+            return Reply(content=json.dumps(answer))
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = _report(b.path, _settings(b.path, tmp_path / "rb.db", server, lang="en"))
+    assert rep.analyses[22].engine == "llm" and "Reverts #5" in rep.analyses[22].key_contribution
+    written = report_to_dict(rep)["sections"]["written_by"]
+    assert all(written[u] == "llm:scripted-model" for u in ("summary", "key_changes", "trends", "risks", "card")), written
+    assert "a revert of #5 (#22)" in render_report(rep, "md")
+    # a PR number no PR of the week reverts or quotes is still refused
+    assert [f["unit"] for f in rep.engine["fallbacks"]] == ["section:closing"]
+
+
 def _good(call) -> dict:
     from llmserver import default_pr_answer
 

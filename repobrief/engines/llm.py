@@ -456,7 +456,7 @@ class LLMEngine(Engine):
             # the hints are computed data too: their evidence may quote sizes and counts
             figures=numbers_in_data(data_texts + [r.text for r in hint.importance_reasons] + [e for r in hint.risks for e in r.evidence])
             | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
-            extra_refs=set(pr.linked_issues),
+            extra_refs=set(pr.linked_issues) | _quoted_refs(pr),
             kinds={
                 "prs": {float(len(week_prs)), 1.0},
                 "lines_added": {float(pr.lines_added)},
@@ -656,7 +656,9 @@ class LLMEngine(Engine):
             | numbers_in_data([a.key_contribution for a in view.analyses.values()])
             | {round(a.importance, 1) for a in view.analyses.values()}
         )
-        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds())
+        # what the week's PRs revert or quote in their titles may be named too ("reverts #5")
+        extra_refs = {n for p in view.prs for n in _quoted_refs(p)}
+        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds(), extra_refs=extra_refs)
         client = self._client()
         good: dict[str, Any] = {}
         problems_by_unit: dict[str, list[str]] = {}
@@ -768,6 +770,14 @@ class LLMEngine(Engine):
             out.append(f"llm: sections fell back to the offline composer: {', '.join(sections)}")
         out += [f"llm: {f['reason']}" for f in self.acct.fallbacks if f["unit"] in ("cache", "store")]
         return out
+
+
+def _quoted_refs(pr: PullRequest) -> set[int]:
+    """PR numbers a true statement about `pr` may cite besides the week's: the PR it
+    reverts and the numbers in its own title ('Revert "feat: old thing (#5)"')."""
+    from ..llm.grounding import pr_refs
+
+    return set(pr_refs(pr.title)) | ({pr.reverts} if pr.reverts is not None else set())
 
 
 def _hash_messages(messages: list[dict]) -> str:

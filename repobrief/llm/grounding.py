@@ -1,8 +1,9 @@
 """Grounding: what the model writes may cite only PRs of the week and state only
 figures the data supports.
 
-- Every `#N`, in a code span or not, must be a PR of the week (or, in a PR's
-  own analysis, an issue the PR links or the PR it reverts).
+- Every `#N`, in a code span or not, must be a PR of the week or in
+  `Grounds.extra_refs`: what the week's PRs revert or quote in their titles,
+  and in a PR's own analysis the issues it links.
 - A count (a number followed by "PRs", "个", "contributors", …) must equal a
   computed statistic; a count that names what it counts — PRs, contributors,
   first-time contributors, lines (added, deleted) — must equal a statistic of
