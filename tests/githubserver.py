@@ -32,6 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -87,6 +88,7 @@ class FakePullRequest:
     threads: list[dict] = field(default_factory=list)  # id, isResolved, path, comments
     comments: list[dict] = field(default_factory=list)  # author, body, createdAt, authorAssociation
     closing: list[int] = field(default_factory=list)
+    closing_private: list[int] = field(default_factory=list)  # closing issues in a repository the token may not read
     base: str = "main"
     oid: str = ""
 
@@ -283,11 +285,14 @@ class TypedError(GraphQLError):
 class Fault:
     """One scripted answer: `status` (an HTTP error), `primary` (rate limit
     exhausted until `seconds` from now), `secondary` (403 with Retry-After),
-    `graphql_rate_limited` (200 with a RATE_LIMITED error)."""
+    `secondary_date` (429 with Retry-After as an HTTP date, as proxies send it),
+    `graphql_rate_limited` (200 with a RATE_LIMITED error), `body` (200 with
+    `body` as the raw JSON answer)."""
 
     kind: str
     status: int = 502
     seconds: int = 1
+    body: bytes = b""
 
 
 @dataclass
@@ -423,6 +428,12 @@ class FakeGitHub:
                     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                     "documentation_url": "https://docs.github.com/graphql/overview/rate-limits-and-node-limits-for-the-graphql-api#secondary-rate-limits",
                 }
+            if fault.kind == "secondary_date":
+                return 429, {**base_headers, "Retry-After": formatdate(time.time() + fault.seconds, usegmt=True)}, {
+                    "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                }
+            if fault.kind == "body":
+                return 200, base_headers, fault.body
             if fault.kind == "primary":
                 self.set_budget(0, fault.seconds)
                 return 403, {**base_headers, **self._rate_headers()}, {
@@ -665,8 +676,15 @@ def _pr_value(repo: FakeRepository, pr: FakePullRequest) -> dict:
         ),
         "reviewThreads": lambda info, **kw: connection([_thread_value(t) for t in pr.threads], **kw),
         "comments": lambda info, **kw: connection([{**c, "createdAt": _iso(c["createdAt"])} for c in pr.comments], **kw),
-        "closingIssuesReferences": lambda info, **kw: connection([{"number": n} for n in pr.closing], **kw),
+        "closingIssuesReferences": lambda info, **kw: connection(
+            [{"number": n} for n in pr.closing] + [{"number": _forbidden} for _n in pr.closing_private], **kw
+        ),
     }
+
+
+def _forbidden(info) -> None:
+    """A field the token may not read: GitHub nulls the node and reports where."""
+    raise TypedError("Resource not accessible by personal access token", "FORBIDDEN")
 
 
 def _thread_value(t: dict) -> dict:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 from github_support import REPO, W26_END, W26_START, client_for, fetcher_for, serve, verl
-from githubserver import FakeGitHub
+from githubserver import FakeGitHub, Fault
 
 from repobrief.config import Settings
 from repobrief.errors import SourceError, UsageError
@@ -173,3 +173,12 @@ def test_offline_source_without_a_synced_week_says_what_to_run(tmp_path):
 def test_client_repr_and_stats_never_hold_the_token(server):
     c = client_for(server, token=SECRET)
     assert SECRET not in repr(c.token) and SECRET not in repr(c.stats)
+
+
+@pytest.mark.parametrize("body", [b"null", b"[]", b'{"errors": "boom"}', b'{"data": [1]}'])
+def test_an_answer_that_is_not_a_graphql_response_is_a_clear_error(server, body):
+    server.queue.append(Fault("body", body=body))
+    with pytest.raises(SourceError) as e:
+        _fetch(fetcher_for(server, token=SECRET))
+    assert f"GitHub at {server.url} answered with JSON that is not a GraphQL response" in str(e.value)
+    assert e.value.exit_code == 4

@@ -103,3 +103,16 @@ def test_secondary_limit_that_outlasts_the_longest_wait_is_a_clear_error():
             _week_numbers(f)
         assert "secondary rate limit" in str(e.value) and "wait a few minutes" in str(e.value)
         assert len(server.log) == 1
+
+
+def test_retry_after_as_an_http_date_is_waited_out():
+    """RFC 9110 lets Retry-After be a date; proxies and GHES front-ends send one."""
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue.append(Fault("secondary_date", seconds=2))
+        waits: list[str] = []
+        f = fetcher_for(server, waits=waits)
+        t0 = time.monotonic()
+        assert len(_week_numbers(f)) == 22
+        assert time.monotonic() - t0 >= 0.5
+        assert [r.status for r in server.log] == [429, 200]
+        assert "secondary rate limit" in waits[0] and "Retry-After" in waits[0]

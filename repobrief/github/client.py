@@ -18,11 +18,13 @@ What it adds to githubkit:
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -129,6 +131,31 @@ class RetryPolicy:
         return RetryOption(True, timedelta(seconds=seconds))
 
 
+def _plain_rate_headers(response: httpx.Response) -> None:
+    """Rewrite rate-limit headers githubkit would fail to read into ones it can:
+    `Retry-After` may be an HTTP date (RFC 9110; proxies and GHES front-ends send
+    one), which becomes seconds; a value that is neither is dropped (the policy
+    then waits a minute), and so is an `x-ratelimit-reset` that is not a number."""
+    value = response.headers.get("retry-after")
+    if value is not None and not value.strip().isdigit():
+        try:
+            when = parsedate_to_datetime(value)
+            response.headers["retry-after"] = str(max(0, math.ceil((when - datetime.now(UTC)).total_seconds())))
+        except (TypeError, ValueError):
+            del response.headers["retry-after"]
+    reset = response.headers.get("x-ratelimit-reset")
+    if reset is not None and not reset.strip().isdigit():
+        del response.headers["x-ratelimit-reset"]
+
+
+def _is_graphql_answer(body: Any) -> bool:
+    """A JSON object whose `data` is an object or null and whose `errors` is a list of objects."""
+    if not isinstance(body, dict) or not isinstance(body.get("data") or {}, dict):
+        return False
+    errors = body.get("errors") or []
+    return isinstance(errors, list) and all(isinstance(e, dict) for e in errors)
+
+
 def _seconds(d: timedelta | None) -> float:
     return d.total_seconds() if d is not None else 60.0
 
@@ -171,7 +198,7 @@ class GitHubClient:
             timeout=timeout,
             http_cache=False,  # POSTs only; a cache would hide requests from the counts
             auto_retry=self.policy,
-            event_hooks={"request": [self._count_request]},
+            event_hooks={"request": [self._count_request], "response": [_plain_rate_headers]},
         )
         self._gh.__enter__()  # one connection pool for the client's lifetime
 
@@ -220,6 +247,12 @@ class GitHubClient:
                     f"GitHub at {self.api_url} answered with something that is not JSON",
                     "check --github-url (GitHub Enterprise Server: https://HOST/api/v3)",
                 ) from None
+            if not _is_graphql_answer(body):
+                raise SourceError(
+                    f"GitHub at {self.api_url} answered with JSON that is not a GraphQL response",
+                    "check --github-url (GitHub Enterprise Server: https://HOST/api/v3); if it is right, "
+                    "a proxy or GitHub itself is misbehaving: try again later (`repobrief sync` continues where it stopped)",
+                )
             errors = body.get("errors") or []
             if any(e.get("type") in ("RATE_LIMITED", "RATE_LIMIT") for e in errors):
                 reset = self._reset_in(response.headers)

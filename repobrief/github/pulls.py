@@ -175,7 +175,7 @@ class PullRequestFetcher:
                 info = page.get("pageInfo") or {}
                 if not page.get("nodes"):
                     break
-            node[conn] = {"nodes": nodes}
+            node[conn] = {"nodes": [n for n in nodes if n]}  # null: an entry the token may not see
         for thread in node["reviewThreads"]["nodes"]:
             comments = thread.get("comments") or {}
             nodes = list(comments.get("nodes") or [])
@@ -189,7 +189,7 @@ class PullRequestFetcher:
                 info = page.get("pageInfo") or {}
                 if not page.get("nodes"):
                     break
-            thread["comments"] = {"nodes": nodes}
+            thread["comments"] = {"nodes": [n for n in nodes if n]}
         return Fetched(to_pull_request(node), parse_time(node.get("updatedAt")) or datetime.now(UTC))
 
 
