@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from github_support import W26_END, W26_START, fetcher_for, serve, verl
+from github_support import REPO, W26_END, W26_START, fetcher_for, serve, verl
 from githubserver import FakeGitHub, FakePullRequest, actor
 
 
@@ -154,3 +154,19 @@ def test_prs_merged_into_other_branches_are_left_out(tmp_path):
             assert result.new == 22 and store.get_pull_request("verl-project/verl", 9001) is None
         # a report on the release branch (config `branch`) sees only that one
         assert [x.pr.number for x in fetcher_for(server, branch="release/v0.8").merged_between(W26_START, W26_END)] == [9001]
+
+
+def test_a_closing_issue_the_token_may_not_read_is_left_out_with_a_warning(tmp_path):
+    """GitHub answers the rest of the page, nulls the issue and names it in `errors`."""
+    from repobrief.github.sync import sync_repository
+    from repobrief.store import open_store
+
+    prs = verl(W26_START, W26_END)
+    prs[3].closing, prs[3].closing_private = [11], [1234]
+    with serve(FakeGitHub(), prs) as server, open_store(tmp_path / "s.db") as store:
+        f = fetcher_for(server)
+        result = sync_repository(f, store, W26_START, now=W26_END)
+        assert result.new == 22
+        assert store.get_pull_request(REPO, prs[3].number).linked_issues == [11]
+        assert f.warnings == [f"GitHub withheld closingIssuesReferences of #{prs[3].number} "
+                              "(Resource not accessible by personal access token); the rest of it is kept"]

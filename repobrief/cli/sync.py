@@ -76,5 +76,7 @@ def sync(
                     err=True,
                 )
                 raise SystemExit(130) from None
+        for w in fetcher.warnings:
+            typer.echo(f"warning: {w}", err=True)
         if not quiet:
             typer.echo(f"{result.summary()}; {client.stats.summary()}; store {store.display}")

@@ -52,6 +52,7 @@ class PullRequestFetcher:
         search_cap: int = SEARCH_CAP,
         page_size: int = queries.SEARCH_PAGE,
         branch: str | None = None,
+        warnings: list[str] | None = None,
     ) -> None:
         self.client = client
         self.repository = repository
@@ -62,6 +63,8 @@ class PullRequestFetcher:
         # the branch a report covers: the configured one, else the repository's
         # default (learnt from the first search); PRs merged elsewhere are left out
         self.branch = branch or None
+        # parts of PRs GitHub withheld (e.g. a closing issue in a repository the token may not read)
+        self.warnings: list[str] = warnings if warnings is not None else []
 
     def on_branch(self, f: Fetched) -> bool:
         return self.branch is None or f.pr.base_branch in (None, self.branch)
@@ -91,13 +94,31 @@ class PullRequestFetcher:
             after = info.get("endCursor")
 
     def _check_repository(self, data: dict) -> None:
-        errors = data.get("__errors__") or []
+        errors = self._withheld(data, ("search", "nodes"))
         if data.get("repository") is None or errors:
             if data.get("repository") is None and not errors:
                 errors = [{"type": "NOT_FOUND", "message": f"Could not resolve to a Repository with the name '{self.repository}'."}]
             raise self.client.graphql_error(errors, self.repository)
         if self.branch is None:
             self.branch = ((data["repository"].get("defaultBranchRef") or {}).get("name")) or None
+
+    def _withheld(self, data: dict, prefix: tuple[str, ...]) -> list[dict]:
+        """The errors of a partial answer, less those about a part of one PR (under
+        `prefix` + the PR's index or alias): GitHub nulls a part the token may not read
+        and answers the rest, which is kept, with a warning naming what is missing."""
+        errors = []
+        for e in data.get("__errors__") or []:
+            path = list(e.get("path") or [])
+            if tuple(path[: len(prefix)]) != prefix or len(path) <= len(prefix) + 1:
+                errors.append(e)
+                continue
+            node = _at(data, path[: len(prefix) + 1])
+            number = f"#{node['number']}" if isinstance(node, dict) and node.get("number") else "a pull request"
+            part = path[len(prefix) + 1]
+            warning = f"GitHub withheld {part} of {number} ({e.get('message') or e.get('type') or 'no reason given'}); the rest of it is kept"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+        return errors
 
     def merged_between(self, start: datetime, end: datetime) -> Iterator[Fetched]:
         """PRs merged in [start, end), splitting ranges that exceed the search cap."""
@@ -134,7 +155,7 @@ class PullRequestFetcher:
                 queries.pull_requests_by_number(chunk), {"owner": self.owner, "name": self.name}, allow_partial=True
             )
             repo = data.get("repository")
-            errors = [e for e in data.get("__errors__") or [] if not _is_pr_not_found(e)]
+            errors = [e for e in self._withheld(data, ("repository",)) if not _is_pr_not_found(e)]
             if repo is None or errors:
                 raise self.client.graphql_error(errors or [{"type": "NOT_FOUND", "message": "repository not found"}], self.repository)
             for n in chunk:
@@ -191,6 +212,18 @@ class PullRequestFetcher:
                     break
             thread["comments"] = {"nodes": [n for n in nodes if n]}
         return Fetched(to_pull_request(node), parse_time(node.get("updatedAt")) or datetime.now(UTC))
+
+
+def _at(data: object, path: list) -> object:
+    """The value at a GraphQL error's `path` in `data` (None where there is none)."""
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
 
 
 def _is_pr_not_found(error: dict) -> bool:

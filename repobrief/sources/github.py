@@ -103,7 +103,8 @@ class GitHubSource(Source):
                 token, url, on_wait=self._on_wait, max_retries=gh.max_retries, backoff=gh.backoff, max_wait=gh.max_wait
             )
             self._fetcher = PullRequestFetcher(
-                client, self.repository, search_cap=self._search_cap or SEARCH_CAP, branch=self.settings.branch or None
+                client, self.repository, search_cap=self._search_cap or SEARCH_CAP, branch=self.settings.branch or None,
+                warnings=self.warnings,
             )
         return self._fetcher
 
