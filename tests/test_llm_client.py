@@ -91,6 +91,32 @@ def test_provider_rejecting_json_schema_switches_to_json_object(llm):
     assert json.loads(text) == {"ok": True} and client.mode == "json_object"
 
 
+def test_requests_in_flight_when_json_schema_is_rejected_are_asked_again_in_json_object(llm):
+    def rule(call):
+        if call.body.get("response_format", {}).get("type") == "json_schema":
+            # slow enough that every request is sent before the first rejection returns
+            return Reply(status=400, body={"error": {"message": "response_format json_schema is not supported"}}, delay=0.3)
+        return Reply(content='{"ok": true}')
+
+    llm.rules.append(rule)
+    acct = Accounting(model="test-model")
+
+    async def go():
+        client = ChatClient(
+            _settings(llm, concurrency=4), prompt_version="t1", accounting=acct, deadline=time.monotonic() + 30
+        )
+        try:
+            asks = [[MESSAGES[0], {"role": "user", "content": f"Analyse pull request #{n}.\nsomething"}] for n in range(4)]
+            return await asyncio.gather(*(client.complete(m, "answer", SCHEMA) for m in asks), return_exceptions=True)
+        finally:
+            await client.aclose()
+
+    answers = asyncio.run(go())
+    assert answers == ['{"ok": true}'] * 4, answers
+    sent = [(c.pr, c.body.get("response_format", {}).get("type")) for c in llm.calls]
+    assert sorted(sent) == sorted([(n, "json_schema") for n in range(4)] + [(n, "json_object") for n in range(4)])
+
+
 def test_cache_second_call_sends_nothing_and_refresh_bypasses(llm, tmp_path):
     llm.rules.append(lambda c: Reply(content='{"ok": true}'))
     with open_store(tmp_path / "rb.db") as store:

@@ -161,6 +161,15 @@ def _retry_after(exc: Any) -> float | None:
             return None
 
 
+def _sends_schema(req: dict) -> bool:
+    return (req.get("response_format") or {}).get("type") == "json_schema"
+
+
+def _as_json_object(req: dict) -> dict:
+    """`req` in json_object mode, for a server that rejects json_schema."""
+    return {**req, "response_format": {"type": "json_object"}}
+
+
 class ChatClient:
     """One run's connection to the endpoint. Create it inside the event loop that uses it."""
 
@@ -277,6 +286,8 @@ class ChatClient:
                 async with self._sem:
                     if self.endpoint_down:
                         raise UnitFailed(self.endpoint_down)
+                    if self.mode == "json_object" and _sends_schema(req):  # built before the switch
+                        req = _as_json_object(req)
                     self.acct.requests += 1
                     resp = await client.chat.completions.create(
                         **req, timeout=min(self.settings.timeout, max(0.1, self.deadline - time.monotonic()))
@@ -309,12 +320,13 @@ class ChatClient:
                     self._temperature = False
                     req = {k: v for k, v in req.items() if k != "temperature"}
                     continue
-                if self.mode == "json_schema" and ("response_format" in low or "json_schema" in low):
+                if _sends_schema(req) and ("response_format" in low or "json_schema" in low):
                     # The provider does not take schemas: carry on in json_object mode
-                    # (the schema is in the prompt as well).
+                    # (the schema is in the prompt as well). The request's own format
+                    # decides, not the run's: requests sent before the first rejection
+                    # came back are asked again too.
                     self.mode = "json_object"
-                    req = dict(req)
-                    req["response_format"] = {"type": "json_object"}
+                    req = _as_json_object(req)
                     continue
                 raise UnitFailed(f"the endpoint rejected the request (HTTP 400: {body[:200]})") from None
             except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as e:
