@@ -117,6 +117,25 @@ def test_requests_in_flight_when_json_schema_is_rejected_are_asked_again_in_json
     assert sorted(sent) == sorted([(n, "json_schema") for n in range(4)] + [(n, "json_object") for n in range(4)])
 
 
+def test_tokens_are_estimated_when_the_server_reports_no_usage(llm, tmp_path):
+    answer = json.dumps({"ok": True, "note": "a fairly long answer " * 20})
+    llm.rules.append(
+        lambda c: Reply(body={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                              "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]})
+    )
+    store = open_store(str(tmp_path / "c.db"))
+    try:
+        text, acct, _ = _run(_settings(llm), store=store)
+        assert text == answer
+        assert acct.prompt_tokens == acct.prompt_tokens_estimated > 0
+        assert acct.completion_tokens == estimate_tokens(answer) > 100
+        # a re-run served from the cache counts what the answer had cost
+        _, again, _ = _run(_settings(llm), store=store)
+        assert again.cached_completion_tokens == estimate_tokens(answer)
+    finally:
+        store.close()
+
+
 def test_cache_second_call_sends_nothing_and_refresh_bypasses(llm, tmp_path):
     llm.rules.append(lambda c: Reply(content='{"ok": true}'))
     with open_store(tmp_path / "rb.db") as store:

@@ -357,23 +357,18 @@ class ChatClient:
         raise UnitFailed(f"{last} after {MAX_ATTEMPTS} attempts")
 
     def _read(self, resp: Any, sent_tokens: int) -> tuple[str, int, int]:
+        choices = getattr(resp, "choices", None) or []
+        text = ""
+        if choices:
+            msg = choices[0].message
+            calls = [c.function.arguments for c in getattr(msg, "tool_calls", None) or [] if getattr(c, "function", None) and c.function.arguments]
+            text = calls[0] if calls else (msg.content or "")
+        # a server that reports no usage (some vLLM/Ollama proxies) gets our estimates
         usage = getattr(resp, "usage", None)
         pt = int(getattr(usage, "prompt_tokens", 0) or 0) or sent_tokens
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text)
         self.acct.prompt_tokens += pt
         self.acct.completion_tokens += ct
-        choices = getattr(resp, "choices", None) or []
-        if not choices:
-            return "", pt, ct
-        msg = choices[0].message
-        text = None
-        for call in getattr(msg, "tool_calls", None) or []:
-            fn = getattr(call, "function", None)
-            if fn is not None and fn.arguments:
-                text = fn.arguments
-                break
-        if text is None:
-            text = msg.content or ""
         return text, pt, ct
 
     def _where(self) -> str:
