@@ -293,12 +293,58 @@ def iter_paragraphs(text: str) -> Iterator[str]:
 _LINKISH = re.compile(r"https?://\S+|\b(?:RFC|issue|fixes|closes|resolves|related)\b\s*:?\s*#?\d*", re.I)
 
 
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)\s]*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])")
+_MD_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
+# Emphasis opens after a space or an opening bracket or quote (as CommonMark's
+# left-flanking rule), so `a*b` and `src/**/*.py` are not emphasis; underscores close
+# it only before a space or punctuation that ends a phrase, so identifiers written
+# without backticks (`__init__.py`, `snake_case`) stay as they are.
+_MD_EMPHASIS = re.compile(
+    r"(?<![^\s(\[\"'“])(\*\*\*|\*\*|~~|\*)(?=[^\s*])(.+?)(?<=[^\s\\])\1(?![\w*])"
+    r"|(?<![^\s(\[\"'“])(__|_)(?=[^\s_])([^_]+?)(?<=[^\s\\])\3(?=[\s,;:!?)\]\"'”]|$)"
+)
+_HTML_TAG = re.compile(
+    r"</?(a|abbr|b|br|center|code|del|details|div|em|font|h[1-6]|hr|i|img|ins|kbd|li|mark|ol|p|pre|s|small|span|"
+    r"strike|strong|sub|summary|sup|table|td|th|tr|u|ul)\b[^<>]*>",
+    re.I,
+)
+_SPACING_TAGS = {"br", "div", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "p", "td", "th", "tr"}  # read as a space
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~|])")
+
+
+def plain_markdown(text: str) -> str:
+    """`text` as a reader of the rendered Markdown sees it: links and images reduced to
+    their text, emphasis markers and inline HTML tags removed, escapes resolved. Code
+    spans stay as written (the report shows them as code)."""
+    out = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(text):
+        out.append(_plain_prose(text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_plain_prose(text[pos:]))
+    return re.sub(r"[ \t]{2,}", " ", "".join(out)).strip()
+
+
+def _plain_prose(text: str) -> str:
+    text = _HTML_TAG.sub(lambda m: " " if m.group(1).lower() in _SPACING_TAGS else "", text)
+    text = _MD_AUTOLINK.sub(r"\1", text)
+    text = _MD_IMAGE_OR_LINK.sub(r"\1", text)
+    for _ in range(3):  # nested emphasis: **_x_**
+        text, changed = _MD_EMPHASIS.subn(lambda m: m.group(2) if m.group(1) else m.group(4), text)
+        if not changed:
+            break
+    return _MD_ESCAPE.sub(r"\1", text)
+
+
 def first_sentence(text: str, limit: int = 220) -> str:
-    """The first real sentence of `text` (not a bare link or issue reference),
-    at most `limit` characters."""
+    """The first real sentence of `text` (not a bare link or issue reference), as
+    plain text (`plain_markdown`), at most `limit` characters."""
     for para in iter_paragraphs(text):
         if len(re.sub(r"\W+", "", _LINKISH.sub("", para))) < 12:
             continue
+        para = plain_markdown(para)
         m = re.search(r"(?<=[.!?。！？])\s", para)
         s = para[: m.start()] if m else para
         s = inert_text(s.strip())

@@ -312,3 +312,13 @@ def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang
     assert trends and all("14" in t["text"] for t in trends)
     for word in unsaid:
         assert word not in summary and not any(word in t["text"] for t in trends), word
+
+
+def test_markdown_quoted_from_a_body_reads_as_text(verl_repo):
+    """verl 2026-W28's #6243 opens its body with a bold link; the key change quotes its text."""
+    code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--week", "2026-W28", "--tz", "Asia/Shanghai",
+                           "--lang", "en", "--format", "md", "-q")
+    assert code == 0
+    line = next(line for line in out.splitlines() if "(#6243)**:" in line)
+    assert "vLLM counterpart to verl issue/PR 6117 (SGLang PD)." in line
+    assert "\\*" not in line and "](" not in line

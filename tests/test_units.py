@@ -74,6 +74,24 @@ def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 
 
+@pytest.mark.parametrize(
+    "body, sentence",
+    [
+        ("vLLM counterpart to **[verl#6117](https://github.com/verl-project/verl/pull/6117)** (SGLang PD). More.",
+         "vLLM counterpart to verl#6117 (SGLang PD)."),
+        ("Adds a *streaming* writer, see ![chart](c.png) and <https://example.org/doc>.<br/>Then more.",
+         "Adds a streaming writer, see chart and https://example.org/doc."),
+        ("Keeps `**kwargs` and `a_b`, __init__.py, src/**/*.py and 2*3*4 as written, drops ~~old~~ <sub>tags</sub>.",
+         "Keeps `**kwargs` and `a_b`, __init__.py, src/**/*.py and 2*3*4 as written, drops old tags."),
+        ("Escaped \\*stars\\* and _under_ and **_both_** read plainly.", "Escaped *stars* and under and both read plainly."),
+    ],
+)
+def test_first_sentence_of_a_body_is_plain_text_not_markdown(body, sentence):
+    """A sentence quoted from a body is escaped for output later, so Markdown left in it
+    would show to readers as raw syntax (`**[verl#6117](https://…)**`)."""
+    assert first_sentence(body) == sentence
+
+
 def test_weeks_and_ranges():
     sh = parse_timezone("Asia/Shanghai")
     w = parse_week("2026-W26", sh)
