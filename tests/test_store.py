@@ -243,6 +243,19 @@ def test_bad_urls_are_store_errors_with_password_masked():
     assert mask_url("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
 
 
+@pytest.mark.parametrize("url", [
+    "postgresql://rb@127.0.0.1:1/rb?password=hunter2xyz",   # libpq's query-string password
+    "postgresql://rb:hunter2@xyz@127.0.0.1:1/rb",           # an unencoded @ in the password
+    "postgresql://rb:hunter2xyz@127.0.0.1:notaport/rb",     # a port that is not a number
+])
+def test_no_part_of_a_password_is_shown_and_every_bad_url_is_a_store_error(url):
+    with pytest.raises(StoreError) as e:
+        open_store(url)
+    text = f"{e.value.message} {e.value.hint}"
+    assert "hunter2" not in text and "xyz" not in text and "127.0.0.1" in text
+    assert e.value.exit_code == 6
+
+
 def test_default_path_is_under_the_user_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("REPOBRIEF_DATA_DIR", str(tmp_path / "rb-data"))
     assert default_db_path() == tmp_path / "rb-data" / "repobrief.db"

@@ -92,12 +92,30 @@ def cache_key(model: str, prompt_version: str, request: Any) -> str:
     return h.hexdigest()
 
 
-_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)")
+# The password runs to the last `@` of the authority: an unencoded `@` in it is the password's.
+_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)[^/\s]*(@)")
+_QUERY_PASSWORD_RE = re.compile(r"([?&]password=)[^&#\s]*", re.IGNORECASE)
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by `***` (safe for messages and logs)."""
-    return _PASSWORD_RE.sub(r"\1***\2", url)
+    """The URL with any password (in the user part or `?password=`) replaced by `***`
+    (safe for messages and logs)."""
+    return _QUERY_PASSWORD_RE.sub(r"\1***", _PASSWORD_RE.sub(r"\1***\2", url))
+
+
+def _encode_password(url: str) -> str:
+    """`USER:PA@SS@HOST` as the user meant it (the host follows the last `@`), with the
+    password's `@` encoded: parsed as written, the rest of the password became the host
+    name, which the server's error then showed."""
+    m = _PASSWORD_RE.search(url)
+    if m is None:
+        return url
+    password = url[m.end(1) : m.end(2) - 1]
+    if "@" not in password:
+        return url
+    from urllib.parse import quote
+
+    return url[: m.end(1)] + quote(password, safe="") + url[m.end(2) - 1 :]
 
 
 def _is_url(target: str) -> bool:
@@ -509,7 +527,8 @@ def _store_error(message: str, exc: BaseException) -> StoreError:
         hint = "the file is not a repobrief database; choose another path with --db"
     elif "unable to open" in low:
         hint = "check that the folder exists and is writable, or choose another location with --db"
-    elif "connection" in low or "password authentication" in low or "could not translate host" in low or "timeout" in low:
+    elif ("connection" in low or "password authentication" in low or "could not translate host" in low
+          or "resolve host" in low or "timeout" in low):
         hint = "check the host, port, user, password and database name in --db (or REPOBRIEF_DB), and that the server is running"
     return StoreError(f"{message}: {detail}", hint)
 
@@ -554,8 +573,8 @@ def _url_engine(url: str):
 
     shown = mask_url(url)
     try:
-        u = make_url(url)
-    except ArgumentError:
+        u = make_url(_encode_password(url))
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise StoreError(
             f"invalid database URL {shown}",
             "use a file path, sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB",
