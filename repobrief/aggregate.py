@@ -176,7 +176,9 @@ def build_facts(
     from .analysis.risks import merge_risks
 
     numbers = {p.number for p in prs}
-    reverted_by = {p.reverts: p.number for p in prs if p.reverts in numbers}
+    reverts = {p.reverts: p.number for p in prs if p.reverts in numbers}
+    # A revert that is itself reverted in the week (a re-land) leaves the change live.
+    reverted_by = {n: r for n, r in reverts.items() if r not in reverts}
     importance = {n: a.importance for n, a in analyses.items()}
     live_risks = [r for n, a in analyses.items() if n not in reverted_by for r in a.risks]
     risks = merge_risks(live_risks, week_risks, importance)
