@@ -103,6 +103,26 @@ class LLMSettings:
     price_prompt_per_mtok: float = 0.0
     price_completion_per_mtok: float = 0.0
 
+    def validate(self) -> LLMSettings:
+        """Bad values are config errors naming the option and the nearest valid value,
+        before any work (whether or not the endpoint is reachable)."""
+        if self.response_format.lower() not in RESPONSE_FORMATS:
+            _bad("llm.response_format", self.response_format, f"one of {', '.join(RESPONSE_FORMATS)}", RESPONSE_FORMATS)
+        for name, least in (("concurrency", 1), ("prompt_tokens_per_pr", 1)):
+            if getattr(self, name) < least:
+                _bad(f"llm.{name}", getattr(self, name), f"a whole number of at least {least}", hint=f"the nearest valid value is {least}")
+        for name in ("timeout", "budget_seconds"):
+            if not getattr(self, name) > 0:  # NaN too
+                default = getattr(LLMSettings, name)
+                _bad(f"llm.{name}", getattr(self, name), "a positive number of seconds", hint=f"e.g. {default:g}, the default")
+        for name in ("price_prompt_per_mtok", "price_completion_per_mtok"):
+            if not getattr(self, name) >= 0:
+                _bad(f"llm.{name}", getattr(self, name), "a price of 0 or more (USD per million tokens)", hint="the nearest valid value is 0")
+        return self
+
+
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "tools")
+
 
 @dataclass
 class GitHubSettings:
@@ -159,6 +179,7 @@ class Settings:
                 parse_timezone(self.timezone)
             except Exception as e:  # re-raised as a config error naming the option
                 raise ConfigError(f"option 'timezone': {e}") from None
+        self.llm.validate()
         for i, target in enumerate(self.publish):
             problem = target.webhook and webhook_url_problem(target.webhook)
             if problem:  # before any work, and without the URL: its path or query is the token
@@ -202,11 +223,13 @@ def webhook_url_problem(url: str) -> str | None:
 _HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
 
 
-def _bad(option: str, value: Any, expected: str, choices: tuple[str, ...] | list[str] = ()) -> typing.NoReturn:
+def _bad(
+    option: str, value: Any, expected: str, choices: tuple[str, ...] | list[str] = (), *, hint: str | None = None
+) -> typing.NoReturn:
     near = difflib.get_close_matches(str(value), list(choices), n=1) if choices else []
     raise ConfigError(
         f"option {option!r} is {value!r}; expected {expected}",
-        f"did you mean {near[0]!r}?" if near else None,
+        f"did you mean {near[0]!r}?" if near else hint,
     )
 
 

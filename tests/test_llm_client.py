@@ -12,7 +12,7 @@ from llmserver import Reply, ScriptedLLM
 
 from repobrief.config import LLMSettings
 from repobrief.engines.llm import check_settings
-from repobrief.errors import EngineError
+from repobrief.errors import ConfigError, EngineError
 from repobrief.llm.client import Accounting, ChatClient, UnitFailed, choose_mode, estimate_tokens, redact
 from repobrief.llm.extract import ExtractionError, extract_json
 from repobrief.store import open_store
@@ -237,7 +237,7 @@ def test_settings_errors_name_the_variables():
     with pytest.raises(EngineError, match="not an http"):
         check_settings(LLMSettings(base_url="localhost:8000", model="m"))
     assert check_settings(LLMSettings(api_key="sk-x")).model == "gpt-4o-mini"
-    with pytest.raises(EngineError, match="response_format"):
+    with pytest.raises(ConfigError, match="response_format"):
         check_settings(LLMSettings(api_key="k", response_format="xml"))
 
 

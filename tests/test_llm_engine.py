@@ -370,3 +370,17 @@ def test_cli_llm_report_and_clear_errors(verl_repo, tmp_path):
     with ScriptedLLM(models=("real-model",)) as server:
         r = _cli([*base, "--engine", "llm", "--llm-model", "nope-model", "--refresh"], {"OPENAI_BASE_URL": server.base_url}, tmp_path)
         assert r.returncode == 5 and "nope-model" in r.stderr
+
+
+def test_bad_llm_options_are_config_errors_naming_the_option(verl_repo, tmp_path):
+    base = [str(verl_repo), "--name", "verl-project/verl", "--week", WEEK, "--tz", TZ, "--format", "md", "--db", str(tmp_path / "rb.db")]
+    endpoint = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REPOBRIEF_LLM_MODEL": "m"}
+    for extra_args, env, option, hint in (
+        ([], {"REPOBRIEF_LLM_RESPONSE_FORMAT": "json_shema"}, "llm.response_format", "did you mean 'json_schema'?"),
+        ([], {"REPOBRIEF_LLM_TIMEOUT": "-1"}, "llm.timeout", "e.g. 60"),
+        (["--llm-concurrency", "0"], {}, "llm.concurrency", "nearest valid value is 1"),
+    ):
+        r = _cli([*base, "--engine", "llm", *extra_args], {**endpoint, **env}, tmp_path)
+        # exit 3: a bad option (README, "Errors"), not 5, an engine that cannot run
+        assert r.returncode == 3, (option, r.returncode, r.stderr)
+        assert option in r.stderr and hint in r.stderr, r.stderr

@@ -80,15 +80,7 @@ def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
                 "pass --llm-model NAME or set REPOBRIEF_LLM_MODEL (or [llm] model); or run with --engine offline",
             )
         llm = replace(llm, model=DEFAULT_OPENAI_MODEL)
-    if llm.concurrency < 1:
-        raise EngineError(f"option 'llm.concurrency' is {llm.concurrency}; expected a whole number of at least 1")
-    if llm.timeout <= 0 or llm.budget_seconds <= 0:
-        raise EngineError("options 'llm.timeout' and 'llm.budget_seconds' must be positive numbers of seconds")
-    if llm.response_format not in ("auto", "json_schema", "json_object", "tools"):
-        raise EngineError(
-            f"option 'llm.response_format' is {llm.response_format!r}; expected auto, json_schema, json_object or tools"
-        )
-    return llm
+    return llm.validate()  # settings built in code skip `Settings.validate`
 
 
 @dataclass
