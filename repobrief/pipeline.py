@@ -359,6 +359,7 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
     hist_start = span_start(first, settings)
     calib_start = _calibration_start(periods, first)
     tz = first.tz
+    source.require(first if first is last else Window(first.start, last.end, tz, f"{first.label}..{last.label}"))
     prs = {p.number: p for p in source.history(Window(hist_start, last.end, tz, "history"))}
     # Line counts only from the calibration weeks on: blob diffs are the expensive part of reading git.
     for p in source.iter_pull_requests(Window(calib_start, last.end, tz, "detail")):

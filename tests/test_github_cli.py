@@ -3,6 +3,7 @@ token from the environment, the local GitHub-compatible server as the API."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -87,3 +88,17 @@ def test_interrupted_command_resumes(server, tmp_path):
     assert "resumed an interrupted sync" in up.stdout and "44 new" in up.stdout
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*), count(DISTINCT number) FROM pull_requests").fetchone() == (69, 69)
+
+
+def test_a_synced_week_reports_offline_and_the_hint_for_a_missing_one_works(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    week = ["report", "github:verl-project/verl", "--tz", "Asia/Shanghai", "--offline", "--db", db, "-f", "json"]
+    missing = run([*week, "--week", "2026-W26"], tmp_path)
+    assert missing.returncode == 4 and "week 2026-W26 of verl-project/verl is not in the store" in missing.stderr
+    hint = missing.stderr.split("`")[1].split()
+    assert hint[:2] == ["repobrief", "sync"] and hint[-2:] == ["--tz", "Asia/Shanghai"]
+    synced = run([*hint[1:], "--db", db, "--github-url", server.url], tmp_path)  # what the hint says, and no more
+    assert synced.returncode == 0, synced.stderr
+    offline = run([*week, "--week", "2026-W26"], tmp_path)  # only that week is stored, not the weeks before
+    assert offline.returncode == 0, offline.stderr
+    assert len(json.loads(offline.stdout)["pull_requests"]) == 22

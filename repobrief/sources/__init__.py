@@ -30,6 +30,11 @@ class Source(ABC):
     def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
         """Yield the PRs merged into the default branch inside `window`."""
 
+    def require(self, window: Window) -> None:  # noqa: B027 - an optional hook
+        """The weeks about to be reported: a source that cannot give all of them says so
+        here, before anything is read. The weeks read before them (for trends and to
+        calibrate sizes) may then come as far as the source has them."""
+
     def history(self, window: Window) -> Iterator[PullRequest]:
         """PRs of earlier weeks for trends: titles and paths are needed, line counts
         are not (`lines_known` may be False). Sources that can skip work override it."""

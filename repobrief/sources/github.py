@@ -83,6 +83,7 @@ class GitHubSource(Source):
         # what this run already read, so that the pipeline's overlapping windows
         # (history, calibration weeks, the week) cost one fetch
         self._read: list[tuple[datetime, datetime, list[PullRequest]]] = []
+        self._required: Window | None = None  # the weeks to report (see `require`)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -132,9 +133,20 @@ class GitHubSource(Source):
 
     # ------------------------------------------------------------------ reading
 
+    def require(self, window: Window) -> None:
+        """Offline, the weeks to report must be in the store; the weeks before them
+        (read with them to calibrate sizes) are read as far as they are stored."""
+        if self.offline:
+            self._check_stored(window)
+            self._required = window
+
     def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
         if self.offline:
-            yield from self._from_store(window, require=True)
+            req = self._required
+            if req is not None and window.start <= req.start and req.end <= window.end:
+                yield from self._from_store(window, require=False)  # `require` checked what counts
+            else:
+                yield from self._from_store(window, require=True)
             return
         for start, end, prs in self._read:
             if start <= window.start and window.end <= end:
@@ -162,6 +174,12 @@ class GitHubSource(Source):
         yield from self.iter_pull_requests(window)
 
     def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
+        self._check_stored(window, require=require)
+        # every stored row of the repository: a report run on a clone with --github
+        # may have replaced a synced row with an enriched one (a bare clone's cannot)
+        yield from self.store.load_pull_requests(self.repository, window.start, window.end)
+
+    def _check_stored(self, window: Window, *, require: bool = True) -> None:
         from ..github.sync import require_covered
 
         if self.store is None:
@@ -170,10 +188,8 @@ class GitHubSource(Source):
                 "pass --db PATH (the database `repobrief sync` wrote)",
             )
         if require:
-            require_covered(self.store, self.repository, window.start, window.end, f"week {window.label}")
-        # every stored row of the repository: a report run on a clone with --github
-        # may have replaced a synced row with an enriched one (a bare clone's cannot)
-        yield from self.store.load_pull_requests(self.repository, window.start, window.end)
+            label = f"week {window.label}" if window.is_week else window.label
+            require_covered(self.store, self.repository, window.start, window.end, label)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
         """Authors (lower-cased) known to have had a PR merged before `before`.
