@@ -250,7 +250,7 @@ class Grounds:
             if fig.count and fig.kind in self.kinds:
                 if not self._matches(fig, self.kinds[fig.kind]):
                     noun = _KIND_NAMES[fig.kind]
-                    problems.append(f"{where} states {fig.text!r}, which is not the computed number of {noun}")
+                    problems.append(f"{where} states the count {fig.text!r}, which is not the computed number of {noun}")
             elif fig.count:
                 if not self._matches(fig, self.counts):
                     problems.append(f"{where} states the count {fig.text!r}, which is not a computed statistic")
