@@ -287,7 +287,8 @@ class Fault:
     exhausted until `seconds` from now), `secondary` (403 with Retry-After),
     `secondary_date` (429 with Retry-After as an HTTP date, as proxies send it),
     `graphql_rate_limited` (200 with a RATE_LIMITED error), `body` (200 with
-    `body` as the raw JSON answer)."""
+    `body` as the raw JSON answer), `drop` (the connection is closed without an
+    answer, as a proxy dropping it does)."""
 
     kind: str
     status: int = 502
@@ -432,6 +433,8 @@ class FakeGitHub:
                 return 429, {**base_headers, "Retry-After": formatdate(time.time() + fault.seconds, usegmt=True)}, {
                     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                 }
+            if fault.kind == "drop":
+                return 0, {}, b""
             if fault.kind == "body":
                 return 200, base_headers, fault.body
             if fault.kind == "primary":
@@ -704,6 +707,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, out_headers, payload = self.server_state.answer(self.path, headers, body)
+        if status == 0:  # a dropped connection
+            self.close_connection = True
+            return
         self.send_response(status)
         for k, v in out_headers.items():
             self.send_header(k, v)

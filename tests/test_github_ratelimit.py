@@ -116,3 +116,21 @@ def test_retry_after_as_an_http_date_is_waited_out():
         assert time.monotonic() - t0 >= 0.5
         assert [r.status for r in server.log] == [429, 200]
         assert "secondary rate limit" in waits[0] and "Retry-After" in waits[0]
+
+
+def test_dropped_connections_are_retried_up_to_max_retries():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("drop")] * 3
+        waits: list[str] = []
+        f = fetcher_for(server, waits=waits, max_retries=5)
+        assert len(_week_numbers(f)) == 22
+        assert len(server.log) == 4 and f.client.stats.retries == 3
+        assert "the connection was closed before an answer came" in waits[0]
+
+        server.queue += [Fault("drop")] * 3
+        f = fetcher_for(server, max_retries=2)
+        with pytest.raises(SourceError) as e:
+            _week_numbers(f)
+        msg = str(e.value)
+        assert f"no answer from GitHub at {server.url} (the connection was closed before an answer came), 3 tries" in msg
+        assert "cannot reach" not in msg and "RemoteProtocolError" not in msg and e.value.exit_code == 4

@@ -90,8 +90,10 @@ class RetryPolicy:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_wait = max_wait
+        self.retried = 0
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        self.retried = retry_count  # of the request that failed: its error says how often it was tried
         if retry_count >= self.max_retries:
             return RetryOption(False)
         if isinstance(exc, SecondaryRateLimitExceeded):
@@ -112,7 +114,9 @@ class RetryPolicy:
                 self.notify(f"GitHub answered {status}; retrying in {delay:.1f} s (attempt {retry_count + 2})", delay)
                 return RetryOption(True, timedelta(seconds=delay))
             return RetryOption(False)
-        if isinstance(exc, RequestError) and retry_count < 2:  # dropped connection, timeout
+        if isinstance(exc, RequestError) and not (_unreachable(exc) and retry_count >= 2):
+            # a dropped connection or a timeout is retried like a 5xx; nothing listening
+            # (refused, no route) is rarely a blip, so a run without network ends soon
             delay = self.backoff * (2**retry_count)
             self.stats.retries += 1
             self.notify(f"no answer from GitHub ({_describe_transport_error(exc)}); retrying in {delay:.1f} s", delay)
@@ -160,12 +164,19 @@ def _seconds(d: timedelta | None) -> float:
     return d.total_seconds() if d is not None else 60.0
 
 
+def _unreachable(exc: GitHubException) -> bool:
+    """Nothing answered the connection (refused, no route, no such host)."""
+    return isinstance(getattr(exc, "exc", None), httpx.ConnectError)
+
+
 def _describe_transport_error(exc: GitHubException) -> str:
     inner = getattr(exc, "exc", None)
     if isinstance(exc, RequestTimeout) or isinstance(inner, httpx.TimeoutException):
         return "timed out"
     if isinstance(inner, httpx.ConnectError):
         return "connection refused or host unreachable"
+    if isinstance(inner, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        return "the connection was closed before an answer came"
     return type(inner).__name__ if inner is not None else type(exc).__name__
 
 
@@ -369,12 +380,22 @@ class GitHubClient:
                     "GitHub may be having an outage; try again later (`repobrief sync` continues where it stopped)",
                 )
             return SourceError(f"GitHub at {where} answered {status} {message}".rstrip())
-        if isinstance(exc, RequestError):
+        if isinstance(exc, RequestError) and _unreachable(exc):
             return SourceError(
                 f"cannot reach GitHub at {where}: {_describe_transport_error(exc)}",
                 "check the network connection and --github-url",
             )
+        if isinstance(exc, RequestError):
+            return SourceError(
+                f"no answer from GitHub at {where} ({_describe_transport_error(exc)}){self._tries()}",
+                "a proxy or an unstable network may be dropping connections; try again later "
+                "(`repobrief sync` continues where it stopped), or raise github.max_retries",
+            )
         return SourceError(f"GitHub request failed: {type(exc).__name__}")
+
+    def _tries(self) -> str:
+        n = self.policy.retried
+        return f", {n + 1} tries" if n else ""
 
     def graphql_error(self, errors: list[dict], repository: str | None = None) -> SourceError:
         types = {e.get("type") for e in errors}
