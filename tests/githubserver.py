@@ -288,7 +288,8 @@ class Fault:
     `secondary_date` (429 with Retry-After as an HTTP date, as proxies send it),
     `graphql_rate_limited` (200 with a RATE_LIMITED error), `body` (200 with
     `body` as the raw JSON answer), `drop` (the connection is closed without an
-    answer, as a proxy dropping it does)."""
+    answer, as a proxy dropping it does), `echo` (400 whose message repeats the
+    Authorization header, as some proxies do)."""
 
     kind: str
     status: int = 502
@@ -433,6 +434,8 @@ class FakeGitHub:
                 return 429, {**base_headers, "Retry-After": formatdate(time.time() + fault.seconds, usegmt=True)}, {
                     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                 }
+            if fault.kind == "echo":
+                return 400, base_headers, {"message": f"bad request; header was {auth}"}
             if fault.kind == "drop":
                 return 0, {}, b""
             if fault.kind == "body":

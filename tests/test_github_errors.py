@@ -92,7 +92,7 @@ def test_wrong_api_url(server):
     client = GitHubClient(Token(SECRET, "config"), server.url + "/api/v3", backoff=0.01)
     with pytest.raises(SourceError) as e:
         _fetch(PullRequestFetcher(client, REPO))
-    assert "no GitHub GraphQL API at" in str(e.value) and "--github-url" in str(e.value)
+    assert f"no GitHub GraphQL API at {server.url}/api/graphql (404)" in str(e.value) and "--github-url" in str(e.value)
 
 
 def test_failed_sync_leaves_the_store_intact(server, tmp_path):
@@ -182,3 +182,16 @@ def test_an_answer_that_is_not_a_graphql_response_is_a_clear_error(server, body)
         _fetch(fetcher_for(server, token=SECRET))
     assert f"GitHub at {server.url} answered with JSON that is not a GraphQL response" in str(e.value)
     assert e.value.exit_code == 4
+
+
+def test_an_http_error_never_shows_the_token_and_a_500_is_not_said_to_be_retried(server):
+    server.queue.append(Fault("echo"))
+    with pytest.raises(SourceError) as e:
+        _fetch(fetcher_for(server, token=SECRET))
+    assert SECRET not in str(e.value) and "answered 400 bad request; header was token ***" in str(e.value)
+
+    server.queue.append(Fault("status", status=500))
+    with pytest.raises(SourceError) as e:
+        _fetch(fetcher_for(server, token=SECRET))
+    assert f"GitHub at {server.url} failed (500 Internal Server Error)" in str(e.value) and "retr" not in e.value.message
+    assert [r.status for r in server.log][-1] == 500

@@ -352,7 +352,8 @@ class GitHubClient:
             return self._rate_limit_error()
         if isinstance(exc, RequestFailed):
             status = exc.response.status_code
-            message = _github_message(exc.response.raw_response)
+            # some proxies echo the request's headers, the token among them
+            message = _scrub(_github_message(exc.response.raw_response), self.token.value)
             self._record_headers(exc.response.headers)
             if status == 401:
                 return SourceError(
@@ -370,13 +371,16 @@ class GitHubClient:
                     self._scope_hint() or "the token lacks access to this repository or API; check its scopes and the organization's SSO authorization",
                 )
             if status == 404:
+                raw = exc.response.raw_response
+                moved = f", redirected from {raw.history[0].request.url}" if raw.history else ""
                 return SourceError(
-                    f"no GitHub GraphQL API at {self.graphql_url} (404)",
+                    f"no GitHub GraphQL API at {raw.request.url} (404{moved})",
                     "check --github-url; for GitHub Enterprise Server use https://HOST/api/v3",
                 )
             if status in RETRYABLE_STATUS or status >= 500:
+                failed = "kept failing" if self.policy.retried else "failed"
                 return SourceError(
-                    f"GitHub at {where} kept failing ({status} {exc.response.reason_phrase}) after {self.policy.max_retries} retries",
+                    f"GitHub at {where} {failed} ({status} {exc.response.reason_phrase}){self._tries()}",
                     "GitHub may be having an outage; try again later (`repobrief sync` continues where it stopped)",
                 )
             return SourceError(f"GitHub at {where} answered {status} {message}".rstrip())
