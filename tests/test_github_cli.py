@@ -102,3 +102,17 @@ def test_a_synced_week_reports_offline_and_the_hint_for_a_missing_one_works(serv
     offline = run([*week, "--week", "2026-W26"], tmp_path)  # only that week is stored, not the weeks before
     assert offline.returncode == 0, offline.stderr
     assert len(json.loads(offline.stdout)["pull_requests"]) == 22
+
+
+def test_an_offline_report_from_a_read_only_store_is_written_and_not_kept(server, tmp_path):
+    db = tmp_path / "store.db"
+    synced = run(["sync", "github:verl-project/verl", "--since", "2026-06-22", "--tz", "Asia/Shanghai", "--db", str(db),
+                  "--github-url", server.url], tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    ro = f"sqlite:///file:{db}?mode=ro&uri=true"  # docs/store.md: opens read-only
+    out = tmp_path / "out"
+    report = run(["report", "github:verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai", "--offline",
+                  "--db", ro, "-f", "md,json", "-o", str(out)], tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "is read-only: the report was not kept in it" in report.stderr
+    assert len(list(out.iterdir())) == 2

@@ -200,6 +200,32 @@ def test_not_a_database_is_a_store_error_and_file_kept(tmp_path):
     assert db.read_text().startswith("these are my notes")
 
 
+def test_another_applications_database_is_refused_and_left_as_it_is(tmp_path):
+    app = tmp_path / "app.sqlite"
+    con = sqlite3.connect(app)
+    con.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    con.execute("INSERT INTO users (name) VALUES ('alice')")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError) as e:
+        open_store(app).repositories()
+    assert "holds other tables (users)" in e.value.message and "not a repobrief database" in e.value.hint
+    con = sqlite3.connect(app)
+    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["users"]
+    assert con.execute("SELECT name FROM users").fetchall() == [("alice",)]
+    con.close()
+
+
+def test_a_damaged_store_says_what_to_do(tmp_path):
+    db = tmp_path / "rb.db"
+    with open_store(db) as store:
+        store.save_pull_requests("o/r", [_pr(1, datetime(2026, 6, 1, tzinfo=UTC))], source="git")
+    db.write_bytes(db.read_bytes()[:100])  # a half-copied file
+    with pytest.raises(StoreError) as e:
+        open_store(db).repositories()
+    assert "malformed" in e.value.message and "restore it from a backup" in e.value.hint
+
+
 def test_directory_and_unwritable_locations(tmp_path):
     with pytest.raises(StoreError, match="is a directory"):
         open_store(tmp_path)

@@ -168,6 +168,9 @@ def _keep(store, rep, rendered: dict[str, str], *, explicit: bool) -> None:
     not ask for (the default file) only warns when it cannot be written."""
     from ..errors import StoreError
 
+    if store.read_only:  # a read-only use of a store opened read-only is no failure
+        typer.echo(f"warning: the store {store.display} is read-only: the report was not kept in it", err=True)
+        return
     try:
         for f, text in rendered.items():
             store.save_report(rep.repository, rep.week, rep.lang, f, text)

@@ -174,6 +174,11 @@ class Store:
     def dialect(self) -> str:
         return self._engine.dialect.name
 
+    @property
+    def read_only(self) -> bool:
+        """Opened read-only (`sqlite:///file:PATH?mode=ro&uri=true`): nothing can be saved."""
+        return self._engine.url.query.get("mode") == "ro"
+
     @contextmanager
     def _tx(self, what: str) -> Iterator[Any]:
         from sqlalchemy.exc import SQLAlchemyError
@@ -525,11 +530,19 @@ def _store_error(message: str, exc: BaseException) -> StoreError:
         hint = "make the file and its folder writable, or choose another location with --db"
     elif "not a database" in low:
         hint = "the file is not a repobrief database; choose another path with --db"
+    elif "malformed" in low or "corrupt" in low:
+        hint = "the file is damaged and was left as it is; restore it from a backup, or choose another path with --db"
+    elif "locked" in low or "busy" in low:
+        hint = "another process is writing to the store; run again when it has finished"
+    elif "disk is full" in low or "no space" in low:
+        hint = "free some disk space, or choose another location with --db"
     elif "unable to open" in low:
         hint = "check that the folder exists and is writable, or choose another location with --db"
     elif ("connection" in low or "password authentication" in low or "could not translate host" in low
           or "resolve host" in low or "timeout" in low):
         hint = "check the host, port, user, password and database name in --db (or REPOBRIEF_DB), and that the server is running"
+    else:
+        hint = "check the store named above, or choose another with --db"
     return StoreError(f"{message}: {detail}", hint)
 
 
@@ -623,6 +636,7 @@ def _migrate(engine, display: str) -> None:
                     raise
                 conn.rollback()
                 current = None
+                _refuse_foreign(conn, display)
         if current == SCHEMA_REVISION:
             return
         from alembic import command
@@ -648,6 +662,24 @@ def _migrate(engine, display: str) -> None:
                 command.upgrade(cfg, "head")
     except SQLAlchemyError as e:
         raise _store_error(f"cannot open the store {display}", e) from None
+
+
+def _refuse_foreign(conn, display: str) -> None:
+    """A SQLite file with another application's tables and no schema revision is not
+    turned into a store: migrating would add repobrief's tables to someone else's data."""
+    if conn.dialect.name != "sqlite":
+        return
+    from sqlalchemy import inspect
+
+    from .schema import metadata
+
+    foreign = sorted(set(inspect(conn).get_table_names()) - set(metadata.tables))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+        raise StoreError(
+            f"cannot open the store {display}: it holds other tables ({shown}) and no repobrief schema; nothing was added to it",
+            "the file is not a repobrief database; choose another path with --db",
+        )
 
 
 def _open(t: str, migrate: bool):
