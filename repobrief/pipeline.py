@@ -46,6 +46,8 @@ class _Clock:
 
 def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
     """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path)."""
+    if source is not None and source not in SOURCES:
+        SOURCES.get(source)  # raises: unknown source, with the valid ones
     if ":" in target and not Path(target).exists():
         scheme, _, rest = target.partition(":")
         if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):

@@ -325,6 +325,7 @@ class FakeGitHub:
         self.queue: list[Fault] = []
         self.down: int | None = None  # every request answers this status while set
         self.fail_from: tuple[int, int] | None = None  # (request index, status): outage from then on
+        self.delay = 0.0  # seconds before each answer: a slow GitHub
         self.log: list[LoggedRequest] = []
         self.errors: list[str] = []
         self.limit = budget
@@ -384,6 +385,7 @@ class FakeGitHub:
     # ------------------------------------------------------------------ answering
 
     def answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        time.sleep(self.delay)
         with self._lock:
             index = len(self.log) + 1
             entry = LoggedRequest(None, {}, 0, path)

@@ -51,6 +51,20 @@ def test_bad_flags(small_repo, args, code, message):
     assert got == code and message in err and out == ""
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report", "github:verl-project/verl", "--week", "2026-W26", "--source", "bogus"], "unknown source 'bogus'; valid: git, github"),
+        (["sync", "github:verl-project/verl", "--since", "2026-06-15", "--tz", "Mars/Base"], "unknown time zone 'Mars/Base'"),
+        (["sync", "github:verl-project/verl", "--since", "2999-06-22"], "--since 2999-06-22 is in the future"),
+    ],
+)
+def test_bad_flags_of_github_commands_are_usage_errors_before_any_request(tmp_path, args, message):
+    """The GitHub URL is a port nothing listens on: a request would be a different error."""
+    got, out, err = run_cli(*args, "--db", str(tmp_path / "s.db"), "--github-url", "http://127.0.0.1:9")
+    assert got == 2 and message in err and out == ""
+
+
 def test_bad_paths_and_config(tmp_path):
     got, _, err = run_cli("report", str(tmp_path / "nope"))
     assert got == 4 and "does not exist" in err

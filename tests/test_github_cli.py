@@ -4,9 +4,11 @@ token from the environment, the local GitHub-compatible server as the API."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from datetime import datetime
 
 import pytest
@@ -17,7 +19,7 @@ SINCE = datetime(2026, 6, 15, tzinfo=SHANGHAI)
 UNTIL = datetime(2026, 7, 6, tzinfo=SHANGHAI)
 
 
-def run(args: list[str], tmp_path, token: str | None = TOKEN) -> subprocess.CompletedProcess:
+def run(args: list[str], tmp_path, token: str | None = TOKEN, **extra: str) -> subprocess.CompletedProcess:
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
@@ -26,6 +28,7 @@ def run(args: list[str], tmp_path, token: str | None = TOKEN) -> subprocess.Comp
     }
     if token is not None:
         env["GITHUB_TOKEN"] = token
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-c", "from repobrief.cli import main; main()", *args],
         capture_output=True,
@@ -116,3 +119,30 @@ def test_an_offline_report_from_a_read_only_store_is_written_and_not_kept(server
     assert report.returncode == 0, report.stderr
     assert "is read-only: the report was not kept in it" in report.stderr
     assert len(list(out.iterdir())) == 2
+
+
+def test_a_rejected_token_is_blamed_on_where_it_came_from(server, tmp_path):
+    env_token = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+                     "--github-url", server.url], tmp_path, token=None, REPOBRIEF_GITHUB_TOKEN="ghp_wrongwrongwrong")
+    assert env_token.returncode == 4
+    assert "rejected the token from REPOBRIEF_GITHUB_TOKEN" in env_token.stderr
+    assert "set REPOBRIEF_GITHUB_TOKEN to a valid token, or unset it" in env_token.stderr
+    assert "ghp_wrongwrongwrong" not in env_token.stderr
+
+
+def test_ctrl_c_during_a_report_says_nothing_was_written(server, tmp_path):
+    server.delay = 3.0  # the report is still waiting for GitHub when Ctrl-C comes
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "GITHUB_TOKEN": TOKEN}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from repobrief.cli import main; main()", "report", "github:verl-project/verl",
+         "--week", "2026-W26", "--tz", "Asia/Shanghai", "--db", str(tmp_path / "s.db"), "--github-url", server.url,
+         "-o", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 30
+    while not server.log and time.monotonic() < deadline:  # the request is on its way
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted; no report was written" in err and out == ""
+    assert not (tmp_path / "out").exists()

@@ -114,6 +114,11 @@ def report(
         try:
             rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
                                   source_name=source, offline=offline, store=store)
+        except KeyboardInterrupt:
+            # Typer would turn it into a silent exit 130; the files are written only at the end
+            progress.stop()
+            typer.echo("interrupted; no report was written", err=True)
+            raise SystemExit(130) from None
         finally:
             progress.stop()
         if link:

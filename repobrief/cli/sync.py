@@ -37,6 +37,8 @@ def sync(
     if not target.startswith("github:") and target.count("/") != 1:
         raise UsageError(f"invalid sync target {target!r}; expected github:OWNER/REPO")
     repository = parse_repository(target)
+    if tz:
+        parse_timezone(tz)  # a bad flag is a usage error (2), before the config would call it a bad option (3)
     overrides = {"timezone": tz, "db": db, "github": {"url": github_url} if github_url else {}}
     settings = load_settings(Path.cwd(), config_file=config, overrides=overrides)
     zone = parse_timezone(tz or settings.timezone or "UTC")
@@ -48,6 +50,9 @@ def sync(
     with open_store(settings.db or None) as store:
         if since is not None:
             start = datetime.combine(parse_date(since, "--since"), time(0), zone)
+            if start > datetime.now(zone):
+                # nothing can have merged yet, and the date would become every later sync's start
+                raise UsageError(f"--since {since} is in the future", "give the first day of the PRs to sync, e.g. --since 2026-01-01")
         else:
             state = store.get_sync_state(repository, SOURCE)
             first = (state.extra or {}).get("since") if state else None

@@ -63,7 +63,10 @@ def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | No
     env = dict(os.environ) if env is None else env
     if configured:
         # the config loader copies GITHUB_TOKEN/GH_TOKEN into github.token: name the real origin
-        origin = next((v for v in ("GITHUB_TOKEN", "GH_TOKEN") if env.get(v, "").strip() == configured.strip()), "config")
+        origin = next(
+            (v for v in ("REPOBRIEF_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN") if env.get(v, "").strip() == configured.strip()),
+            "config",
+        )
         return Token(configured.strip(), origin)
     for var in ("GITHUB_TOKEN", "GH_TOKEN"):
         if env.get(var, "").strip():
@@ -75,6 +78,16 @@ def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | No
         f"no GitHub token found for {web_host(api_url)}",
         "set GITHUB_TOKEN or GH_TOKEN, run `gh auth login`, or set github.token in repobrief.toml",
     )
+
+
+def fix_hint(origin: str) -> str:
+    """How to replace a rejected token, given where it came from (earlier places win)."""
+    if origin == "config":
+        return "fix or remove github.token in repobrief.toml (it is used before GITHUB_TOKEN and GH_TOKEN)"
+    if origin == "gh auth token":
+        return "run `gh auth login` again, or set GITHUB_TOKEN to a valid token"
+    later = {"REPOBRIEF_GITHUB_TOKEN": "GITHUB_TOKEN and GH_TOKEN", "GITHUB_TOKEN": "GH_TOKEN"}.get(origin)
+    return f"set {origin} to a valid token, or unset it" + (f" (it is used before {later})" if later else "") + "; or run `gh auth login`"
 
 
 def _gh_auth_token(host: str, env: dict[str, str]) -> str | None:

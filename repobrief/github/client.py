@@ -41,7 +41,7 @@ from githubkit.exception import (
 from githubkit.retry import RetryOption
 
 from ..errors import SourceError
-from .auth import Token, normalize_api_url
+from .auth import Token, fix_hint, normalize_api_url
 
 log = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ class GitHubClient:
             if status == 401:
                 return SourceError(
                     f"GitHub at {where} rejected the token from {self.token.origin} (401 {message or 'Bad credentials'})",
-                    "the token is wrong, expired or revoked; set GITHUB_TOKEN or GH_TOKEN to a valid one, or run `gh auth login`",
+                    f"the token is wrong, expired or revoked; {fix_hint(self.token.origin)}",
                 )
             if status in (403, 429) and SECONDARY_MESSAGE.search(message):
                 return SourceError(
