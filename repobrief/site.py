@@ -14,10 +14,13 @@
 Every link is relative, so the folder can be served from any path, opened from
 disk, or pushed to a GitHub Pages branch. Running it again for another
 repository, or for later weeks, adds to the manifest instead of replacing it.
+A run writes all its files or none (site.json last), so a full disk or an
+unwritable folder leaves the site as it was and running again works.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -28,8 +31,9 @@ from pathlib import Path
 from markupsafe import Markup
 
 from .config import Settings
-from .errors import UsageError
+from .errors import RepobriefError, UsageError
 from .models import Report
+from .output import write_atomically
 from .render import charts
 from .render.html import environment, last_day, page_assets, render_page
 from .window import Window
@@ -103,7 +107,6 @@ def build_site(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a file; give a folder for the site")
-    out.mkdir(parents=True, exist_ok=True)
     manifest = _read_manifest(out)
     site_lang = manifest.get("lang") or next((e.get("lang") for e in manifest["repositories"].values()), None)
     if site_lang and site_lang != settings.language:
@@ -123,7 +126,6 @@ def build_site(
     if entry is None:
         entry = manifest["repositories"][repository] = {"path": _free_path(manifest, repository), "weeks": {}}
     folder = out / entry["path"]
-    folder.mkdir(parents=True, exist_ok=True)
     manifest["lang"] = entry["lang"] = reports[-1].lang
     for r in reports:
         entry["weeks"][r.week] = _week_summary(r)
@@ -140,11 +142,13 @@ def build_site(
             nav.append((f"← {all_weeks[i - 1]}", f"{all_weeks[i - 1]}.html"))
         if i + 1 < len(all_weeks):
             nav.append((f"{all_weeks[i + 1]} →", f"{all_weeks[i + 1]}.html"))
-        result.pages.append(_write(folder / f"{r.week}.html", render_page(r, nav=nav, backend=backend)))
+        files[folder / f"{r.week}.html"] = render_page(r, nav=nav, backend=backend)
 
+    # Every file of the run, written at the end all together; site.json goes last.
+    files: dict[Path, str] = {}
     for r in reports:
         write_week(r)
-        _write(folder / f"{r.week}.json", json.dumps(report_to_dict(r), ensure_ascii=False, indent=2) + "\n")
+        files[folder / f"{r.week}.json"] = json.dumps(report_to_dict(r), ensure_ascii=False, indent=2) + "\n"
     # Weeks archived earlier next to the new ones need their previous/next links updated;
     # they are rendered again from their saved JSON.
     for week in _neighbours(all_weeks, {r.week for r in reports}):
@@ -158,33 +162,22 @@ def build_site(
     html_lang = "zh-CN" if lang == "zh" else "en"
     week_rows = _week_rows(entry)
     common = {"t": t, "html_lang": html_lang, **assets}
-    result.pages.append(
-        _write(
-            folder / "index.html",
-            env.get_template("site_repo.html.j2").render(
-                name=repository, weeks=week_rows, nav=[(t["index"], "../../index.html")], **common
-            ),
-        )
+    files[folder / "index.html"] = env.get_template("site_repo.html.j2").render(
+        name=repository, weeks=week_rows, nav=[(t["index"], "../../index.html")], **common
     )
-    result.pages.append(
-        _write(
-            folder / "trends.html",
-            env.get_template("site_trends.html.j2").render(
-                title=t["trends_title"].format(repository=repository, count=len(all_weeks)),
-                charts=_trend_charts(entry, t, backend),
-                weeks=week_rows,
-                nav=[(t["index"], "../../index.html"), (repository, "index.html")],
-                **common,
-            ),
-        )
+    files[folder / "trends.html"] = env.get_template("site_trends.html.j2").render(
+        title=t["trends_title"].format(repository=repository, count=len(all_weeks)),
+        charts=_trend_charts(entry, t, backend),
+        weeks=week_rows,
+        nav=[(t["index"], "../../index.html"), (repository, "index.html")],
+        **common,
     )
-    _write(out / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-    result.pages.append(
-        _write(
-            out / "index.html",
-            env.get_template("site_index.html.j2").render(repositories=_repo_rows(manifest), nav=[], **common),
-        )
+    files[out / "index.html"] = env.get_template("site_index.html.j2").render(
+        repositories=_repo_rows(manifest), nav=[], **common
     )
+    files[out / MANIFEST] = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    _write_site(files, [folder, folder.parent, out])
+    result.pages.extend(p for p in files if p.suffix == ".html")
     return result
 
 
@@ -197,16 +190,25 @@ def _strings(lang: str) -> dict[str, str]:
     return dict(catalog(lang).m["site"])
 
 
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+def _write_site(files: dict[Path, str], folders: list[Path]) -> None:
+    """Write `files` all or none. Of `folders` (innermost first), those that a failed
+    write created are removed again: a folder left holding only empty folders and no
+    site.json would be refused as "not a repobrief site" by the next run."""
+    new = [d for d in folders if not d.exists()]
+    try:
+        write_atomically(files)
+    except RepobriefError:
+        for d in new:
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        raise
 
 
 def _read_manifest(out: Path) -> dict:
     path = out / MANIFEST
     if not path.exists():
         # Hidden entries (a gh-pages checkout's .git, .nojekyll) do not make a folder "used".
-        if any(not p.name.startswith(".") for p in out.iterdir()):
+        if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()):
             raise UsageError(
                 f"--out {str(out)!r} is not empty and has no {MANIFEST}; it is not a repobrief site",
                 "give an empty or new folder, or the folder of an earlier `repobrief site` run",

@@ -44,3 +44,30 @@ def test_a_site_stays_in_one_language(tmp_path):
     assert code == 2
     assert "is in 'en'" in err and "--lang en" in err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_failed_write_leaves_the_site_as_it_was_and_running_again_works(tmp_path):
+    out = tmp_path / "site"
+    code, _, err = _site(_repo(tmp_path / "one"), "acme/one", out)
+    assert code == 0, err
+    # The write fails at the site's index (as a full disk would, part-way through).
+    (out / "index.html").unlink()
+    (out / "index.html").mkdir()
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, _, err = _site(_repo(tmp_path / "two"), "acme/two", out)
+    assert code == 1
+    assert err.startswith("error: cannot write") and "index.html" in err and "hint:" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert not (out / "acme/two").exists()
+    (out / "index.html").rmdir()
+    code, _, err = _site(tmp_path / "two", "acme/two", out)
+    assert code == 0, err
+    assert set(json.loads((out / "site.json").read_text(encoding="utf-8"))["repositories"]) == {"acme/one", "acme/two"}
+    assert "work in two" in (out / "acme/two/2026-W26.html").read_text(encoding="utf-8")
+
+
+def test_an_out_folder_that_cannot_be_made_is_a_clean_error(tmp_path):
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    code, _, err = _site(_repo(tmp_path / "one"), "acme/one", tmp_path / "file" / "site")
+    assert code == 1
+    assert err.startswith("error: cannot write") and "hint: check that --out is a writable folder" in err
