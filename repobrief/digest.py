@@ -14,7 +14,10 @@ every number it states was computed by a repository's own report:
   repositories is marked as such — an upstream moving under its users).
 
 `build_digest(reports, lang, …)` returns the JSON document; `render_digest_md`
-turns it into Markdown. Both are pure.
+turns it into Markdown. Both are pure. Each repository's entry keeps what the
+cross-repository sections were built from (`details`), so that a later run of
+some of the repositories (`run --only NAME --digest`) can merge its reports with
+the others' entries from the earlier digest of the week (`earlier=`).
 """
 
 from __future__ import annotations
@@ -57,58 +60,93 @@ def _is_dependency_pr(pr: dict) -> bool:
     return pr.get("type") == "deps" or any(r.get("kind") == "dependency_change" for r in pr.get("risks", []))
 
 
-def build_digest(reports: list[dict], lang: str, *, highlights: int = 3, failed: list[dict] | None = None) -> dict:
-    """The digest of `reports` (report JSON dicts in `lang`, one per repository)."""
-    cat = catalog(lang)
-    reports = sorted(reports, key=lambda r: r["repository"].lower())
-    weeks = sorted({r["week"] for r in reports})
-    week = weeks[0] if len(weeks) == 1 else " / ".join(weeks)
-    project_names = {r["repository"].rsplit("/", 1)[-1].lower(): r["repository"] for r in reports}
+def _repository_entry(r: dict, highlights: int) -> dict:
+    """One report's row of the digest, with the details its shared sections are built from."""
+    s = r["stats"]
+    prs = sorted(r["pull_requests"], key=lambda p: (-p["importance"], p["number"]))
+    wow = s.get("week_over_week", {}).get("merged_prs") or {}
+    deps: dict[str, list[int]] = {}
+    for p in r["pull_requests"]:
+        if _is_dependency_pr(p):
+            for name in dependency_names(p["title"]):
+                deps.setdefault(name, []).append(p["number"])
+    return {
+        "repository": r["repository"],
+        "week": r["week"],
+        "timezone": r.get("timezone"),
+        "range": r.get("range"),
+        "merged_prs": s["merged_prs"],
+        "previous_merged_prs": wow.get("previous"),
+        "contributors": s["contributors"],
+        "first_time_contributors": s.get("first_time_contributors"),
+        "lines_added": s["lines_added"],
+        "lines_deleted": s["lines_deleted"],
+        "breaking_prs": list(s.get("breaking_prs", [])),
+        "risks": [rk["kind"] for rk in r.get("risks", [])],
+        "highlights": [
+            {
+                "number": p["number"],
+                "title": p.get("gist") or p["title"],
+                "url": p.get("url"),
+                "importance": p["importance"],
+                "type": p["type"],
+                "breaking": p["breaking"],
+                "key_contribution": p.get("key_contribution", ""),
+            }
+            for p in prs[:highlights]
+        ],
+        "details": {
+            "themes": [{"key": t["key"], "name": t["name"], "count": t["count"], "prs": list(t["prs"])}
+                       for t in r.get("themes", [])],
+            "risks": [{"kind": rk["kind"], "title": rk.get("title") or rk["kind"], "severity": rk["severity"],
+                       "prs": list(rk["prs"])} for rk in r.get("risks", [])],
+            "dependencies": deps,
+        },
+    }
 
-    repos = []
+
+def build_digest(
+    reports: list[dict],
+    lang: str,
+    *,
+    highlights: int = 3,
+    failed: list[dict] | None = None,
+    earlier: dict | None = None,
+) -> dict:
+    """The digest of `reports` (report JSON dicts in `lang`, one per repository).
+
+    With `earlier` (a digest of the same week and language), its repositories that
+    are neither in `reports` nor in `failed` are kept (listed in `carried_over`),
+    and so are its failures of repositories this run did not try again."""
+    cat = catalog(lang)
+    repos = [_repository_entry(r, highlights) for r in reports]
+    failed = list(failed or [])
+    carried: list[str] = []
+    if earlier:
+        tried = {r["repository"] for r in repos} | {f["repository"] for f in failed}
+        for e in earlier.get("repositories", []):
+            if e["repository"] not in tried:
+                repos.append(e)
+                carried.append(e["repository"])
+        failed += [f for f in earlier.get("failed", []) if f["repository"] not in tried]
+    repos.sort(key=lambda e: e["repository"].lower())
+    weeks = sorted({e["week"] for e in repos})
+    week = weeks[0] if len(weeks) == 1 else " / ".join(weeks)
+    project_names = {e["repository"].rsplit("/", 1)[-1].lower(): e["repository"] for e in repos}
+
     themes: dict[str, dict] = {}
     risks: dict[str, dict] = {}
     deps: dict[str, dict[str, list[int]]] = defaultdict(dict)
-    for r in reports:
-        s = r["stats"]
-        prs = sorted(r["pull_requests"], key=lambda p: (-p["importance"], p["number"]))
-        wow = s.get("week_over_week", {}).get("merged_prs") or {}
-        repos.append({
-            "repository": r["repository"],
-            "week": r["week"],
-            "timezone": r.get("timezone"),
-            "range": r.get("range"),
-            "merged_prs": s["merged_prs"],
-            "previous_merged_prs": wow.get("previous"),
-            "contributors": s["contributors"],
-            "first_time_contributors": s.get("first_time_contributors"),
-            "lines_added": s["lines_added"],
-            "lines_deleted": s["lines_deleted"],
-            "breaking_prs": list(s.get("breaking_prs", [])),
-            "risks": [rk["kind"] for rk in r.get("risks", [])],
-            "highlights": [
-                {
-                    "number": p["number"],
-                    "title": p.get("gist") or p["title"],
-                    "url": p.get("url"),
-                    "importance": p["importance"],
-                    "type": p["type"],
-                    "breaking": p["breaking"],
-                    "key_contribution": p.get("key_contribution", ""),
-                }
-                for p in prs[:highlights]
-            ],
-        })
-        for t in r.get("themes", []):
+    for e in repos:
+        name, details = e["repository"], e.get("details") or {}
+        for t in details.get("themes", []):
             entry = themes.setdefault(t["key"], {"key": t["key"], "name": t["name"], "repositories": []})
-            entry["repositories"].append({"repository": r["repository"], "count": t["count"], "prs": list(t["prs"])})
-        for rk in r.get("risks", []):
-            entry = risks.setdefault(rk["kind"], {"kind": rk["kind"], "title": rk.get("title") or rk["kind"], "repositories": []})
-            entry["repositories"].append({"repository": r["repository"], "severity": rk["severity"], "prs": list(rk["prs"])})
-        for p in r["pull_requests"]:
-            if _is_dependency_pr(p):
-                for name in dependency_names(p["title"]):
-                    deps[name].setdefault(r["repository"], []).append(p["number"])
+            entry["repositories"].append({"repository": name, "count": t["count"], "prs": list(t["prs"])})
+        for rk in details.get("risks", []):
+            entry = risks.setdefault(rk["kind"], {"kind": rk["kind"], "title": rk["title"], "repositories": []})
+            entry["repositories"].append({"repository": name, "severity": rk["severity"], "prs": list(rk["prs"])})
+        for package, numbers in details.get("dependencies", {}).items():
+            deps[package][name] = list(numbers)
 
     shared_themes = sorted(
         (t for t in themes.values() if len(t["repositories"]) > 1),
@@ -133,7 +171,7 @@ def build_digest(reports: list[dict], lang: str, *, highlights: int = 3, failed:
                 "repositories": [{"repository": repo, "prs": sorted(set(n))} for repo, n in sorted(where.items())],
             })
     totals = {
-        "repositories": len(reports),
+        "repositories": len(repos),
         "merged_prs": sum(x["merged_prs"] for x in repos),
         "contributors": sum(x["contributors"] for x in repos),
         "lines_added": sum(x["lines_added"] for x in repos),
@@ -145,13 +183,14 @@ def build_digest(reports: list[dict], lang: str, *, highlights: int = 3, failed:
         "kind": "ecosystem_digest",
         "language": lang,
         "week": week,
-        "title": cat.t("digest.title", week=week, count=len(reports)),
+        "title": cat.t("digest.title", week=week, count=len(repos)),
         "totals": totals,
         "repositories": repos,
         "themes": shared_themes,
         "shared_risks": shared_risks,
         "dependencies": shared_deps,
-        "failed": list(failed or []),
+        "failed": failed,
+        "carried_over": sorted(carried, key=str.lower),
     }
 
 

@@ -198,6 +198,25 @@ def test_digest_names_a_dependency_bump_shared_by_several_repositories(trio, tmp
         "acme__alpha-2026-W26.en.json", "acme__alpha-2026-W26.en.md"]
 
 
+def test_rerunning_one_repository_keeps_the_others_in_the_weeks_digest(trio, tmp_path):
+    cfg = trio_config(tmp_path, trio, '[digest]\nlanguages = ["en"]\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "-q"])
+    assert code == 0, err
+    digest = tmp_path / "out" / "ecosystem-2026-W26.en.json"
+    before = json.loads(digest.read_text())
+    md_before = digest.with_suffix(".md").read_text()
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "--only", "acme/beta"])
+    assert code == 0, err
+    assert "digest: kept acme/alpha, acme/torch from the earlier ecosystem-2026-W26.en.json" in err
+    after = json.loads(digest.read_text())
+    assert after["carried_over"] == ["acme/alpha", "acme/torch"]
+    assert after["totals"] == before["totals"] and after["totals"]["repositories"] == 3
+    # the shared sections still see every repository: the torch bump of alpha and beta, alpha's upstream
+    for key in ("repositories", "themes", "shared_risks", "dependencies", "failed"):
+        assert after[key] == before[key], key
+    assert digest.with_suffix(".md").read_text() == md_before
+
+
 def test_digest_escapes_repository_names_in_every_line(trio, tmp_path):
     """A name is untrusted text: `*` or `<` in it must not turn into emphasis or HTML,
     in the dependency line's `name#PR` references too, nor in the PR links made from it."""

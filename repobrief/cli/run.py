@@ -127,7 +127,10 @@ def run(
     bad: list[JobResult] = [r for r in results if not r.ok]
 
     if digest:
-        _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet)
+        # A run of some repositories (--only) updates their rows of the week's digest; the
+        # others keep theirs from the earlier digest instead of dropping out of it.
+        _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet,
+                      merge=bool(only))
 
     for r in bad:
         typer.echo(f"error: {r.label}: {r.error}", err=True)
@@ -143,7 +146,7 @@ def run(
                              "fix the failing repositories and run again with --only NAME")
 
 
-def _write_digest(results, ts, folder: Path, quiet: bool) -> None:
+def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
     from ..digest import build_digest, digest_file_name, render_digest_md
     from ..output import write_atomically
 
@@ -154,6 +157,11 @@ def _write_digest(results, ts, folder: Path, quiet: bool) -> None:
         if not reports:
             continue
         d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed)
+        earlier = folder / digest_file_name(d, "json")
+        if merge and earlier.is_file():
+            d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed, earlier=_read_digest(earlier))
+            if d["carried_over"] and not quiet:
+                typer.echo(f"digest: kept {', '.join(d['carried_over'])} from the earlier {earlier.name}", err=True)
         files[folder / digest_file_name(d, "md")] = render_digest_md(d)
         files[folder / digest_file_name(d, "json")] = json.dumps(d, ensure_ascii=False, indent=2) + "\n"
     if not files:
@@ -164,6 +172,18 @@ def _write_digest(results, ts, folder: Path, quiet: bool) -> None:
     if not quiet:
         for p in files:
             typer.echo(f"wrote {p}", err=True)
+
+
+def _read_digest(path: Path) -> dict:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise RepobriefError(f"cannot read the earlier digest {str(path)!r} to add this run to it ({e})",
+                             "delete it and run again without --only to rebuild the digest of every repository") from None
+    if not isinstance(d, dict) or d.get("kind") != "ecosystem_digest":
+        raise RepobriefError(f"{str(path)!r} is not an ecosystem digest",
+                             "delete it and run again without --only to rebuild the digest of every repository")
+    return d
 
 
 __all__ = ["PartialFailure", "run"]
