@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..conventions import NUMBER
 from ..errors import SourceError
-from ..models import Commit, FileChange, PullRequest
+from ..models import Commit, FileChange, PullRequest, inert_text
 from ..window import Window
 from . import Source
 
@@ -516,7 +516,7 @@ class GitSource(Source):
         names: set[str] = set()
         for line in out.split(b"\n"):  # a name or e-mail holds neither a newline nor a NUL
             name, _, email = line.decode("utf-8", "replace").partition("\0")
-            names.add(name.strip().lower())
+            names.add(inert_text(name).strip().lower())
             if email:
                 names.add(email.strip().lower())
         names.discard("")
@@ -635,7 +635,9 @@ class GitSource(Source):
             if len(parts) != 3:
                 continue
             when = int(parts[0])
-            for key in (parts[1].decode("utf-8", "replace").strip().lower(), parts[2].decode("utf-8", "replace").strip().lower()):
+            # Names as PRs hold them (inert_text): a control character in a name is not part of it.
+            for key in (inert_text(parts[1].decode("utf-8", "replace")).strip().lower(),
+                        parts[2].decode("utf-8", "replace").strip().lower()):
                 if key and when < seen.get(key, when + 1):
                     seen[key] = when
         self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in seen.items()}
