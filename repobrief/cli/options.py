@@ -20,7 +20,7 @@ ENGINE = typer.Option(None, "--engine", help="Analysis engine: offline (default)
 DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir).")
 SOURCE = typer.Option(None, "--source", help="Force a source: git or github.")
 GITHUB_URL = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3).")
-OFFLINE = typer.Option(False, "--offline", help="Read only from the store; no network.")
+OFFLINE = typer.Option(False, "--offline", help="Read PRs only from the store: no requests to GitHub (an llm engine still asks its model).")
 
 
 def load_cli_settings(
