@@ -164,7 +164,7 @@ class _IdleCores:
         if not self._claim(n):
             return 0
         proc = multiprocessing.get_context("fork").Process(target=_helper, args=(self.job, weeks[-n:], build, self.queue,
-                                                                                 self.idle))
+                                                                                 self.idle, os.getpid()))
         proc.start()
         self.helpers.append(proc)
         self.queue.put(("helper",))
@@ -178,8 +178,8 @@ class _IdleCores:
                                      "run again with --workers 1 to see the error")
 
 
-def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
-    _stop_helpers_with_me()
+def _worker(job: tuple, windows: list[Window], queue, idle, parent: int) -> None:
+    _stop_helpers_with_me(parent)
     _one_malloc_arena()
     delegate = _IdleCores(job, queue, idle)
 
@@ -193,12 +193,12 @@ def _worker(job: tuple, windows: list[Window], queue, idle) -> None:
         queue.put(("done",))
 
 
-def _helper(job: tuple, windows: list[Window], build, queue, idle) -> None:
+def _helper(job: tuple, windows: list[Window], build, queue, idle, parent: int) -> None:
     """Builds the weeks a worker handed over from the history it had read (a fork of it)."""
     import gc
 
     gc.freeze()  # the collector must not walk (and so copy) the pages shared with the worker
-    _stop_helpers_with_me()
+    _stop_helpers_with_me(parent)
 
     def run() -> None:
         for w in windows:
@@ -237,9 +237,12 @@ def _finish(idle) -> None:
         idle.value += 1
 
 
-def _stop_helpers_with_me() -> None:
-    """When the parent stops this process (another worker failed), its helpers stop too."""
+def _stop_helpers_with_me(parent: int) -> None:
+    """When the parent stops this process (another worker failed, the run was interrupted)
+    or dies without stopping it (killed), this process stops, and its helpers with it."""
     import signal
+
+    from .stopping import die_with_parent
 
     def stop(signum, frame) -> None:
         for child in multiprocessing.active_children():
@@ -247,6 +250,7 @@ def _stop_helpers_with_me() -> None:
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
+    die_with_parent(parent)
 
 
 def _report_errors(queue, fn, *args) -> bool:
@@ -294,7 +298,7 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
 
     def start(run: list[Window]) -> None:
         # Not a daemon: a worker may fork helpers (see _IdleCores); it stops them if it is stopped.
-        procs.append(ctx.Process(target=_worker, args=(job, run, queue, idle)))
+        procs.append(ctx.Process(target=_worker, args=(job, run, queue, idle, os.getpid())))
         procs[-1].start()
 
     for run in _split(windows, workers, commits):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 
-from clirun import run_cli
+from clirun import live_processes, run_cli, start_cli, wait_until
 
 VERL = ["--name", "verl-project/verl", "--tz", "Asia/Shanghai", "--lang", "en"]
 VOLATILE = ("generated_at",)
@@ -367,3 +369,34 @@ def test_direct_committers_are_contributors_and_first_time_ones_alike_in_report_
     assert "from 3 contributors, including 2 first-time contributors" in singles[0]["sections"]["summary"]["text"]
     assert "from 1 contributor, including 1 first-time contributor," in singles[1]["sections"]["summary"]["text"]
     assert [_stable(s) for s in singles] == [_stable(r) for r in backfilled]
+
+
+def _files_whole(out) -> list[str]:
+    """Names of stray files (temporary, moved aside) or reports that do not parse in `out`."""
+    bad = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    for p in out.glob("*.json"):
+        try:
+            json.loads(p.read_text(encoding="utf-8"))
+        except ValueError:
+            bad.append(p.name)
+    return bad
+
+
+def test_sigterm_stops_a_parallel_backfill_with_its_workers_and_leaves_whole_files(verl_repo, tmp_path):
+    """timeout, systemd and CI stop a command with SIGTERM, sent to the parent alone: its
+    workers (and their helpers) stop with it instead of writing on as orphans."""
+    out = tmp_path / "out"
+    proc = start_cli("backfill", str(verl_repo), *VERL, "--from", "2024-W40", "--to", "2026-W34",
+                     "--format", "json,md,html", "--workers", "2", "--out", str(out), cwd=tmp_path)
+    try:
+        assert wait_until(lambda: out.exists() and any(out.glob("*.json")) or proc.poll() is not None)
+        assert proc.poll() is None, "the backfill ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        assert wait_until(lambda: not live_processes(proc.pid)), "processes of the backfill outlived it"
+    finally:
+        for pid in live_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert _files_whole(out) == []
+    assert len(list(out.glob("*.json"))) < 100  # it stopped: not every week was written

@@ -48,8 +48,13 @@ def fail(err: RepobriefError) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from ..stopping import sigterm_as_interrupt
+
     try:
-        app(args=argv, standalone_mode=True)
+        # SIGTERM (timeout, systemd, CI cancellation) stops workers and writes as Ctrl-C does:
+        # exit 130, or the command's own "interrupted" message.
+        with sigterm_as_interrupt():
+            app(args=argv, standalone_mode=True)
     except RepobriefError as err:
         fail(err)
     except KeyboardInterrupt:
