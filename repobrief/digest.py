@@ -111,16 +111,21 @@ def build_digest(
     *,
     highlights: int = 3,
     failed: list[dict] | None = None,
+    not_published: list[dict] | None = None,
     earlier: dict | None = None,
 ) -> dict:
     """The digest of `reports` (report JSON dicts in `lang`, one per repository).
 
+    `failed` lists the repositories that could not be reported and `not_published`
+    those reported whose cards could not be posted (`repository`, `error`): a refused
+    webhook does not take a repository's numbers out of the digest.
     With `earlier` (a digest of the same week and language), its repositories that
     are neither in `reports` nor in `failed` are kept (listed in `carried_over`),
     and so are its failures of repositories this run did not try again."""
     cat = catalog(lang)
     repos = [_repository_entry(r, highlights) for r in reports]
     failed = list(failed or [])
+    not_published = list(not_published or [])
     carried: list[str] = []
     if earlier:
         tried = {r["repository"] for r in repos} | {f["repository"] for f in failed}
@@ -129,6 +134,7 @@ def build_digest(
                 repos.append(e)
                 carried.append(e["repository"])
         failed += [f for f in earlier.get("failed", []) if f["repository"] not in tried]
+        not_published += [f for f in earlier.get("not_published", []) if f["repository"] not in tried]
     repos.sort(key=lambda e: e["repository"].lower())
     weeks = sorted({e["week"] for e in repos})
     week = weeks[0] if len(weeks) == 1 else " / ".join(weeks)
@@ -190,6 +196,7 @@ def build_digest(
         "shared_risks": shared_risks,
         "dependencies": shared_deps,
         "failed": failed,
+        "not_published": not_published,
         "carried_over": sorted(carried, key=str.lower),
     }
 
@@ -267,10 +274,11 @@ def render_digest_md(d: dict) -> str:
     if d["shared_risks"] or d["dependencies"]:
         lines.append("")
 
-    if d["failed"]:
-        lines += [f"## {t('failed')}", ""]
-        lines += [f"- {_md_escape(f['repository'])}: {_md_escape(f['error'])}" for f in d["failed"]]
-        lines.append("")
+    for key in ("failed", "not_published"):
+        if d.get(key):
+            lines += [f"## {t(key)}", ""]
+            lines += [f"- {_md_escape(f['repository'])}: {_md_escape(f['error'])}" for f in d[key]]
+            lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 

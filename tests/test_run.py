@@ -306,6 +306,24 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
     assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.json").is_file()
 
 
+def test_a_refused_card_keeps_the_repository_in_the_digest(trio, tmp_path, server):
+    refusing = Receiver("wecom")
+    server.expect_request("/refusing/webhook/send", method="POST").respond_with_handler(refusing)
+    refusing.script = [json_response({"errcode": 93000, "errmsg": "invalid webhook url"})]
+    cfg = trio_config(tmp_path, {"alpha": trio["alpha"], "beta": trio["beta"]}, '[digest]\nlanguages = ["en"]\n')
+    with cfg.open("a", encoding="utf-8") as fh:  # the publish target belongs to the last repository, acme/beta
+        fh.write(f'[[repositories.publish]]\ntarget = "wecom"\nwebhook = "http://127.0.0.1:{server.port}/refusing/webhook/send?key=k"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == 8 and "error: acme/beta: wecom webhook" in err
+    d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
+    assert [r["repository"] for r in d["repositories"]] == ["acme/alpha", "acme/beta"]
+    assert d["totals"]["merged_prs"] == 4 and d["dependencies"][0]["package"] == "torch"
+    assert d["failed"] == []
+    assert [f["repository"] for f in d["not_published"]] == ["acme/beta"] and "93000" in d["not_published"][0]["error"]
+    md = (tmp_path / "out" / "ecosystem-2026-W26.en.md").read_text()
+    assert "## Repositories reported whose cards could not be posted" in md and "could not be reported" not in md
+
+
 # ------------------------------------------------------------------ bad input
 
 

@@ -150,16 +150,22 @@ def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False
     from ..digest import build_digest, digest_file_name, render_digest_md
     from ..output import write_atomically
 
-    failed = [{"repository": r.label, "error": r.error} for r in results if not r.ok]
+    # A card that could not be posted is a delivery failure, not a reporting one: the
+    # repository's reports were written, so its numbers stay in the digest.
+    reported = [r for r in results if r.ok or r.stage == "publish"]
+    failures = {
+        "failed": [{"repository": r.label, "error": r.error} for r in results if r not in reported],
+        "not_published": [{"repository": r.label, "error": r.error} for r in reported if not r.ok],
+    }
     files: dict[Path, str] = {}
     for lang in ts.digest.languages:
-        reports = [r.reports[lang] for r in results if r.ok and lang in r.reports]
+        reports = [r.reports[lang] for r in reported if lang in r.reports]
         if not reports:
             continue
-        d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed)
+        d = build_digest(reports, lang, highlights=ts.digest.highlights, **failures)
         earlier = folder / digest_file_name(d, "json")
         if merge and earlier.is_file():
-            d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed, earlier=_read_digest(earlier))
+            d = build_digest(reports, lang, highlights=ts.digest.highlights, **failures, earlier=_read_digest(earlier))
             if d["carried_over"] and not quiet:
                 typer.echo(f"digest: kept {', '.join(d['carried_over'])} from the earlier {earlier.name}", err=True)
         files[folder / digest_file_name(d, "md")] = render_digest_md(d)
