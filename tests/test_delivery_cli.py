@@ -367,3 +367,13 @@ def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_p
     named = {"flag": "--link", "environment": "REPOBRIEF_PUBLISH_LINK", "config": "option 'publish[0].link'"}[where]
     assert (code, receiver.received) == (3 if where == "config" else 2, [])
     assert named in err and bad in err and TOKEN not in out + err
+
+
+def test_publish_help_shows_the_config_table_name():
+    """Rich reads [name] in help text as markup: '[[publish]]' once showed as '[]'."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "repobrief", "publish", "--help"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert "Config file with [[publish]] targets" in out.stdout
