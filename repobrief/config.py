@@ -181,17 +181,29 @@ class Settings:
                 raise ConfigError(f"option 'timezone': {e}") from None
         self.llm.validate()
         for i, target in enumerate(self.publish):
-            problem = target.webhook and webhook_url_problem(target.webhook)
-            if problem:  # before any work, and without the URL: its path or query is the token
-                raise ConfigError(f"option 'publish[{i}].webhook' {problem}",
-                                  "copy the whole URL from the bot's settings, starting with https://")
-            if target.link:
-                from .render.links import safe_link
-
-                if safe_link(target.link) is None:  # the card would go out without its button
-                    _bad(f"publish[{i}].link", target.link, "an absolute http(s) URL without spaces, "
-                         "e.g. https://reports.example.com/2026-W26.html")
+            check_publish_target(f"publish[{i}]", target)
         return self
+
+
+def check_publish_target(option: str, target: PublishTarget) -> None:
+    """A ConfigError naming `option` for a target that could not post as configured: before
+    any work, and never quoting the webhook's path or query (the token) or the secret."""
+    problem = target.webhook and webhook_url_problem(target.webhook)
+    if problem:
+        raise ConfigError(f"option '{option}.webhook' {problem}",
+                          "copy the whole URL from the bot's settings, starting with https://")
+    if target.link:
+        from .render.links import safe_link
+
+        if safe_link(target.link) is None:  # the card would go out without its button
+            _bad(f"{option}.link", target.link, "an absolute http(s) URL without spaces, "
+                 "e.g. https://reports.example.com/2026-W26.html")
+    if target.secret:
+        from .registry import PUBLISHERS
+
+        if target.target in PUBLISHERS and not PUBLISHERS.get(target.target).signs:
+            raise ConfigError(f"option '{option}.secret' is set, but {target.target} messages are not signed: "
+                              "its webhook URL is its secret", f"remove secret from {option}")
 
 
 def webhook_url_problem(url: str) -> str | None:

@@ -377,3 +377,18 @@ def test_publish_help_shows_the_config_table_name():
     out = subprocess.run([sys.executable, "-m", "repobrief", "publish", "--help"], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "200"})
     assert "Config file with [[publish]] targets" in out.stdout
+
+
+@pytest.mark.parametrize("command", ["publish", "report"])
+def test_a_secret_for_a_target_that_does_not_sign_is_a_config_error(week26, tmp_path, monkeypatch, command):
+    """Slack and WeCom messages are not signed: a `secret` in their [[publish]] entry is a
+    mistake in the config, said as such (exit 3, naming the option) by every command."""
+    (tmp_path / "repobrief.toml").write_text(
+        f'[[publish]]\ntarget = "slack"\nwebhook = "https://hooks.slack.com/services/T/B/{TOKEN}"\nsecret = "{SECRET}"\n')
+    monkeypatch.chdir(tmp_path)
+    args = ["publish", str(week26[".json"])] if command == "publish" else \
+        ["report", str(tmp_path), "--config", str(tmp_path / "repobrief.toml")]
+    code, out, err = run(args)
+    assert code == 3, err
+    assert "option 'publish[0].secret' is set, but slack messages are not signed" in err
+    assert SECRET not in out + err and TOKEN not in out + err
