@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -37,6 +37,7 @@ class BackfillResult:
     seconds: float
     workers: int
     helpers: int = 0  # processes started for cores that became idle (see _IdleCores)
+    warnings: list[str] = field(default_factory=list)  # the reports' warnings (a shallow clone, …), each once
 
 
 def default_workers(settings: Settings, target: str, weeks: int, source_name: str | None = None) -> int:
@@ -76,11 +77,13 @@ def backfill(
         if progress:
             progress(0, len(windows))
         done = written = prs = 0
-        for w, p in _write_weeks(job, windows):
+        warnings: dict[str, None] = {}
+        for w, p, warned in _write_weeks(job, windows):
             done, written, prs = done + 1, written + w, prs + p
+            warnings.update(dict.fromkeys(warned))
             if progress:
                 progress(done, len(windows))
-        return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1)
+        return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1, warnings=list(warnings))
     from .pipeline import open_source, resolve_target, warm_up
     from .registry import SOURCES
 
@@ -100,7 +103,7 @@ def backfill(
 
 
 def _write_weeks(job: tuple, windows: list[Window], delegate=None):
-    """Yield (files written: 0/1, PRs) per week this process builds, oldest first."""
+    """Yield (files written: 0/1, PRs, warnings) per week this process builds, oldest first."""
     from .pipeline import generate_reports
 
     target, settings, out, formats, skip_empty, source_name, offline, now, source = job
@@ -109,15 +112,15 @@ def _write_weeks(job: tuple, windows: list[Window], delegate=None):
         yield _write_report(job, rep)
 
 
-def _write_report(job: tuple, rep) -> tuple[int, int]:
+def _write_report(job: tuple, rep) -> tuple[int, int, list[str]]:
     from .output import write_atomically
     from .pipeline import output_name, render_report
 
     out, formats, skip_empty = job[2], job[3], job[4]
     if skip_empty and not rep.pull_requests:
-        return 0, rep.stats["merged_prs"]
+        return 0, rep.stats["merged_prs"], rep.warnings
     write_atomically({out / output_name(rep, f): render_report(rep, f) for f in formats})
-    return 1, rep.stats["merged_prs"]
+    return 1, rep.stats["merged_prs"], rep.warnings
 
 
 # Fewer weeks than this are not worth handing to a new process.
@@ -184,8 +187,8 @@ def _worker(job: tuple, windows: list[Window], queue, idle, parent: int) -> None
     delegate = _IdleCores(job, queue, idle)
 
     def run() -> None:
-        for w, p in _write_weeks(job, windows, delegate):
-            queue.put(("week", w, p))
+        for week in _write_weeks(job, windows, delegate):
+            queue.put(("week", *week))
         _finish(idle)
         delegate.join()
 
@@ -306,6 +309,7 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
     if progress:  # workers are started later too: `progress` must not start threads (a fork would copy their locks)
         progress(0, len(windows))
     done = written = prs = finished = helpers = 0
+    warnings: dict[str, None] = {}
     try:
         while finished < len(procs):
             try:
@@ -320,6 +324,7 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
                 continue
             if msg[0] == "week":
                 done, written, prs = done + 1, written + msg[1], prs + msg[2]
+                warnings.update(dict.fromkeys(msg[3]))
                 if progress:
                     progress(done, len(windows))
             elif msg[0] == "done":
@@ -343,4 +348,4 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
             if p.is_alive():
                 p.terminate()
             p.join()
-    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers, helpers)
+    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers, helpers, list(warnings))

@@ -400,3 +400,16 @@ def test_sigterm_stops_a_parallel_backfill_with_its_workers_and_leaves_whole_fil
     assert proc.returncode == 130
     assert _files_whole(out) == []
     assert len(list(out.glob("*.json"))) < 100  # it stopped: not every week was written
+
+
+def test_a_shallow_clone_is_warned_about_once(verl_repo, tmp_path):
+    import subprocess
+
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "50", f"file://{verl_repo}", str(shallow)], check=True)
+    for workers in ("1", "2"):
+        code, _, err = run_cli("backfill", str(shallow), *VERL, "--from", "2026-W07", "--to", "2026-W26",
+                               "--out", str(tmp_path / workers), "--workers", workers, "-q")
+        assert code == 0, err
+        assert err.count("warning: this clone is shallow") == 1, (workers, err)
+        assert "git fetch --unshallow" in err

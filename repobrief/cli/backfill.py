@@ -66,6 +66,8 @@ def backfill(
     finally:
         if bar is not None:
             bar.stop()
+    for w in res.warnings:  # as `report` does, even with -q
+        typer.echo(f"warning: {w}", err=True)
     if not quiet:
         typer.echo(
             f"{res.weeks} weeks ({weeks[0].label} to {weeks[-1].label}), {res.prs} PRs, {res.written} weeks written "
