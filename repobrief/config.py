@@ -405,18 +405,26 @@ def _env_overrides(env: dict[str, str]) -> dict:
         key = var[len("REPOBRIEF_"):].lower()
         key = aliases.get(key, key)
         head, _, rest = key.partition("_")
+        fields = _section_fields(head) if head in sections else set()
         if key in scalar:
             out[key] = value
-        elif head in sections and rest:
+        elif rest in fields:
             out.setdefault(head, {})[rest] = value  # the REPOBRIEF_ form wins over OPENAI_*/GITHUB_*
         else:
-            valid = sorted(f"REPOBRIEF_{s.upper()}" for s in scalar)
+            valid = sorted(f"REPOBRIEF_{s.upper()}" for s in scalar) if not fields else \
+                sorted(f"REPOBRIEF_{head.upper()}_{f.upper()}" for f in fields)
             near = difflib.get_close_matches(var, valid, n=1)
             raise ConfigError(
                 f"unknown environment variable {var}",
                 f"did you mean {near[0]}?" if near else "see docs/configuration.md for the REPOBRIEF_* variables",
             )
     return out
+
+
+def _section_fields(section: str) -> set[str]:
+    """The options of a settings section (`llm` → model, base_url, …)."""
+    f = next(f for f in dataclasses.fields(Settings) if f.name == section)
+    return {g.name for g in dataclasses.fields(f.default_factory())}  # type: ignore[operator]
 
 
 def _merge(base: dict, over: dict) -> dict:

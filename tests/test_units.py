@@ -158,6 +158,13 @@ def test_pyproject_section_is_found(tmp_path):
         load_settings(tmp_path, env={"REPOBRIEF_LANGAUGE": "en"})
 
 
+def test_a_mistyped_section_variable_is_named_with_its_nearest_variable(tmp_path):
+    with pytest.raises(ConfigError, match="unknown environment variable REPOBRIEF_LLM_PRICE_PROMPT") as e:
+        load_settings(tmp_path, env={"REPOBRIEF_LLM_PRICE_PROMPT": "0.15"})
+    assert e.value.hint == "did you mean REPOBRIEF_LLM_PRICE_PROMPT_PER_MTOK?"
+    assert load_settings(tmp_path, env={"REPOBRIEF_LLM_PRICE_PROMPT_PER_MTOK": "0.15"}).llm.price_prompt_per_mtok == 0.15
+
+
 def test_a_pyproject_whose_tool_entry_is_not_a_table(tmp_path):
     """A project's own pyproject may say anything under `tool`: one without a
     [tool.repobrief] table is not a repobrief config; a `tool.repobrief` that is not
