@@ -50,6 +50,7 @@ class SiteResult:
     repository: str
     weeks: list[str]
     pages: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the reports' warnings (a shallow clone, …), each once
 
 
 def repo_dir(repository: str) -> tuple[str, str]:
@@ -130,7 +131,8 @@ def build_site(
     for r in reports:
         entry["weeks"][r.week] = _week_summary(r)
 
-    result = SiteResult(out, repository, [r.week for r in reports])
+    result = SiteResult(out, repository, [r.week for r in reports],
+                        warnings=list(dict.fromkeys(w for r in reports for w in r.warnings)))
     all_weeks = sorted(entry["weeks"])
     t = _strings(settings.language)
     from .serialize import report_from_dict, report_to_dict

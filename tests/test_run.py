@@ -6,7 +6,9 @@ executor seam and per-repository publish targets (a real loopback receiver)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -324,6 +326,17 @@ def test_a_refused_card_keeps_the_repository_in_the_digest(trio, tmp_path, serve
     assert "## Repositories reported whose cards could not be posted" in md and "could not be reported" not in md
 
 
+def test_a_shallow_clone_is_warned_about_once_per_repository(trio, tmp_path):
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{trio['alpha']}", str(shallow))
+    cfg = write_team(tmp_path, 'out = "out"\nformats = ["json"]\nlanguages = ["en", "zh"]\n'
+                               f'[[repositories]]\nsource = "{shallow}"\nname = "acme/alpha"\n'
+                               f'[[repositories]]\nsource = "{trio["beta"]}"\nname = "acme/beta"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q"])
+    assert code == 0, err
+    assert err.count("warning: acme/alpha: this clone is shallow") == 1 and "acme/beta" not in err
+
+
 # ------------------------------------------------------------------ bad input
 
 
@@ -542,3 +555,30 @@ def test_dependency_names_from_titles(title, names):
     from repobrief.digest import dependency_names
 
     assert dependency_names(title) == names
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo, tmp_path, sig):
+    """SIGTERM, sent to the parent alone (timeout, CI), stops the run as Ctrl-C does, its
+    worker processes at once; a parent killed outright takes them with it too. None
+    writes on as an orphan, nor hangs writing its result to a parent that is gone."""
+    from clirun import live_processes, start_cli, wait_until
+
+    body = 'out = "out"\nformats = ["md", "json", "html"]\nlanguages = ["zh", "en"]\nworkers = 2\n'
+    for name, repo in (("verl-project/verl", verl_repo), ("pallets/flask", flask_repo)):
+        body += f'[[repositories]]\nsource = "{repo}"\nname = "{name}"\n'
+    cfg = write_team(tmp_path, body)
+    proc = start_cli("run", "--config", str(cfg), "--week", WEEK, cwd=tmp_path)
+    try:
+        assert wait_until(lambda: len(live_processes(proc.pid)) >= 3 or proc.poll() is not None)  # 2 workers
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        assert wait_until(lambda: not live_processes(proc.pid)), "worker processes outlived the run"
+    finally:
+        for pid in live_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == (130 if sig == signal.SIGTERM else -sig)
+    assert [p.name for p in tmp_path.rglob(".*") if p.is_file()] == []  # nothing half-written
+    if sig == signal.SIGTERM:  # the workers were stopped, not waited for
+        assert len(list(tmp_path.rglob("*.html"))) < 4

@@ -71,3 +71,15 @@ def test_an_out_folder_that_cannot_be_made_is_a_clean_error(tmp_path):
     code, _, err = _site(_repo(tmp_path / "one"), "acme/one", tmp_path / "file" / "site")
     assert code == 1
     assert err.startswith("error: cannot write") and "hint: check that --out is a writable folder" in err
+
+
+def test_a_shallow_clone_is_warned_about_once_not_once_per_week(tmp_path):
+    import subprocess
+
+    repo = _repo(tmp_path / "one")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True)
+    code, _, err = run_cli("site", str(shallow), "--name", "acme/one", "--until-week", "2026-W26", "--weeks", "3",
+                           "--out", str(tmp_path / "site"), "-q")
+    assert code == 0, err
+    assert err.count("warning: this clone is shallow") == 1 and "git fetch --unshallow" in err

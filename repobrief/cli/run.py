@@ -132,6 +132,9 @@ def run(
         _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet,
                       merge=bool(only))
 
+    for r in results:  # as `report` does, even with -q; once per repository, not per language
+        for w in dict.fromkeys(w for rep in r.reports.values() for w in rep.get("warnings", [])):
+            typer.echo(f"warning: {r.label}: {w}", err=True)
     for r in bad:
         typer.echo(f"error: {r.label}: {r.error}", err=True)
         if r.hint:

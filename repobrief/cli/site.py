@@ -50,6 +50,8 @@ def site(
         generate=partial(generate_reports, source_name=source, offline=offline),
         progress=progress,
     )
+    for w in result.warnings:  # as `report` does, even with -q
+        typer.echo(f"warning: {w}", err=True)
     if not quiet:
         typer.echo(f"wrote {len(result.pages)} pages for {result.repository} ({result.weeks[0]} … {result.weeks[-1]}) to {result.out}", err=True)
         typer.echo(f"open {result.out / 'index.html'}", err=True)
