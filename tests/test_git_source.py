@@ -120,6 +120,25 @@ def test_bad_paths_give_clear_errors(tmp_path):
         GitSource(str(tmp_path / "empty"))
 
 
+def test_head_on_a_branch_with_no_commits_names_it_and_the_default_branch(tmp_path):
+    from clirun import run_cli
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit("feat: streaming (#3)", "2026-06-23T10:00:00+00:00", {"src/x.py": b.lines(20)})
+    git(b.path, "checkout", "-q", "--orphan", "gh-pages")  # as when starting a GitHub Pages branch
+    code, _, err = run_cli("report", str(b.path), "--week", "2026-W26", "--format", "json")
+    assert code == 4
+    assert "is on branch 'gh-pages', which has no commits yet" in err and "empty" not in err
+    assert "checkout main" in err and 'branch = "main"' in err
+    # the option the hint names reads the default branch whatever is checked out
+    cfg = tmp_path / "repobrief.toml"
+    cfg.write_text('branch = "main"\n', encoding="utf-8")
+    code, out, err = run_cli("report", str(b.path), "--week", "2026-W26", "--format", "json", "--config", str(cfg))
+    assert code == 0, err
+    assert "streaming" in out
+
+
 def test_bare_and_shallow_clones(flask_like, tmp_path):
     bare = tmp_path / "bare.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(flask_like), str(bare)], check=True)

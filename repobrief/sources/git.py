@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import shlex
 import subprocess
 import sys
 from array import array
@@ -125,7 +126,7 @@ class GitSource(Source):
         tip = self._git("rev-parse", "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
         if tip.returncode != 0:
             if self.branch == "HEAD":
-                raise SourceError(f"repository {str(self.path)!r} is empty (no commits yet)", "commit something or point at another clone")
+                raise self._no_commit_at_head()
             raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
         self.tip = tip.stdout.decode().strip()
         if shallow == "true":
@@ -151,6 +152,24 @@ class GitSource(Source):
         self.stats = {"commits_read": 0, "git_calls": 3}
 
     # ------------------------------------------------------------------ git plumbing
+
+    def _no_commit_at_head(self) -> SourceError:
+        """Why HEAD has no commit: an empty repository, or HEAD on a branch with no commits
+        yet (`git checkout --orphan gh-pages`) in a clone whose other branches have history."""
+        here = str(self.path)
+        head = self._git("symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.decode().strip()
+        refs = self._git("for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", check=False)
+        branches = [b for b in refs.stdout.decode().split() if b != head and not b.endswith("/HEAD")]
+        if not head or not branches:
+            return SourceError(f"repository {here!r} is empty (no commits yet)", "commit something or point at another clone")
+        origin = self._git("symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD", check=False).stdout.decode().strip()
+        default = next((b for b in (origin.removeprefix("origin/"), "main", "master") if b and b in branches),
+                       origin or branches[0])
+        return SourceError(
+            f"HEAD of {here!r} is on branch {head!r}, which has no commits yet",
+            f"check out the default branch (git -C {shlex.quote(here)} checkout {default}), "
+            f'or set `branch = "{default}"` in the config to read it whatever is checked out',
+        )
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         try:
