@@ -9,7 +9,9 @@ plugs in beside the local ones without touching the runner.
 
 - `local` (the default): worker processes on this machine. The report pipeline
   is Python (the GIL) around `git log` subprocesses, so processes are what
-  use a second core; one per CPU; bench/bench_run.py measures it.
+  use a second core; one per CPU; bench/bench_run.py measures it. Interrupted
+  (Ctrl-C, or SIGTERM, which the CLI turns into one), the run stops its workers
+  instead of waiting for their jobs; a worker also stops when its parent dies.
 - `threads`: worker threads in this process, for callers that must not fork
   (and for comparison in the benchmark).
 - `serial`: one job after another in this process (debugging, profiling).
@@ -19,12 +21,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import ClassVar
 
+from .stopping import die_with_parent
 from .team import JobResult, RepoJob, run_job
 
 OnResult = Callable[[JobResult], None]
@@ -64,6 +69,20 @@ class _PoolExecutor(Executor):
     def _pool(self, workers: int) -> futures.Executor:
         raise NotImplementedError
 
+    def _stop(self, pool: futures.Executor) -> None:
+        """Interrupted (Ctrl-C, SIGTERM): start no more jobs; stop the running ones if possible."""
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    @contextmanager
+    def _running(self, workers: int) -> Iterator[futures.Executor]:
+        with self._pool(workers) as pool:
+            try:
+                yield pool
+            except BaseException:
+                # Leaving the block waits for the pool: without this, for every job it holds.
+                self._stop(pool)
+                raise
+
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
         if not jobs:
             return []
@@ -75,7 +94,7 @@ class _PoolExecutor(Executor):
             if on_result:
                 on_result(res)
 
-        with self._pool(self.worker_count(len(jobs))) as pool:
+        with self._running(self.worker_count(len(jobs))) as pool:
             pending = {pool.submit(run_job, job): job for job in jobs}
             for fut in futures.as_completed(pending):
                 job = pending[fut]
@@ -87,7 +106,7 @@ class _PoolExecutor(Executor):
                     done(_worker_failed(job, e))
         # Which job killed its worker is unknown: run each orphan alone, so only that one fails.
         for job in sorted(orphans, key=lambda j: j.index):
-            with self._pool(1) as pool:
+            with self._running(1) as pool:
                 try:
                     done(pool.submit(run_job, job).result())
                 except Exception as e:  # noqa: BLE001 - it died again: this is the repository that kills workers
@@ -109,11 +128,21 @@ class LocalExecutor(_PoolExecutor):
 
     def _pool(self, workers: int) -> futures.Executor:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+        return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                                           initializer=_worker_started, initargs=(os.getpid(),))
 
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
         _warm_imports(jobs)
         return super().run(jobs, on_result)
+
+    def _stop(self, pool: futures.Executor) -> None:
+        # The pool has no public way to stop its workers before Python 3.14 (terminate_workers),
+        # and shutdown forgets them. Terminated, a worker's report is written whole or not at
+        # all (output.write_atomically).
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        super()._stop(pool)
+        for proc in procs:
+            proc.terminate()
 
 
 class ThreadExecutor(_PoolExecutor):
@@ -121,6 +150,13 @@ class ThreadExecutor(_PoolExecutor):
 
     def _pool(self, workers: int) -> futures.Executor:
         return futures.ThreadPoolExecutor(workers, thread_name_prefix="repobrief-job")
+
+
+def _worker_started(parent: int) -> None:
+    """A worker stops on SIGTERM (it may have inherited the CLI's handler, which would
+    make it a job's error) and when the parent dies, so none writes on as an orphan."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
 
 
 def _warm_imports(jobs: Sequence[RepoJob]) -> None:
