@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from pathlib import Path
 
 from .errors import RepobriefError
+from .stopping import signals_deferred
 
 
 def write_atomically(files: dict[Path, str]) -> None:
     """Write every file or none. Each goes to a temporary file first; then existing
     files are moved aside and the new ones renamed into place; on any failure the
-    old files come back and the new ones are removed."""
+    old files come back and the new ones are removed. Ctrl-C and SIGTERM wait for
+    the renames to end; what a harder stop (SIGKILL, power loss) left half done is
+    repaired by the next write of the same files."""
     staged: list[tuple[Path, Path]] = []
-    placed: list[tuple[Path, Path | None]] = []
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir():
                 raise IsADirectoryError(21, "is a folder", str(path))
+            _recover(path)
             fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             staged.append((Path(name), path))  # before writing: a failed write removes it too
             # mkstemp makes the file private (0600); reports are served and shared, so give
@@ -29,22 +33,51 @@ def write_atomically(files: dict[Path, str]) -> None:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 os.fchmod(fh.fileno(), 0o666 & ~umask)
                 fh.write(text)
+        with signals_deferred():
+            _commit(staged)
+    except BaseException as e:  # Ctrl-C while staging too: no temporary file is left
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}",
+                                 "check that --out is a writable folder") from None
+        raise
+
+
+def _commit(staged: list[tuple[Path, Path]]) -> None:
+    placed: list[tuple[Path, Path | None]] = []
+    try:
         for tmp, path in staged:
             backup = None
             if path.exists():
-                backup = path.with_name(f".{path.name}.old")
+                backup = _backup(path)
                 os.replace(path, backup)
             placed.append((path, backup))
             os.replace(tmp, path)
-    except OSError as e:
+    except OSError:
         for path, backup in reversed(placed):
             if backup is not None:
                 os.replace(backup, path)
             else:
                 path.unlink(missing_ok=True)
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}", "check that --out is a writable folder") from None
+        raise
     for _, backup in placed:
         if backup is not None:
             backup.unlink(missing_ok=True)
+
+
+def _backup(path: Path) -> Path:
+    return path.with_name(f".{path.name}.old")
+
+
+def _recover(path: Path) -> None:
+    """Undo what a write of `path` stopped half way left: its old file moved aside and
+    not put back (it is the last whole version), temporary files never renamed."""
+    backup = _backup(path)
+    if backup.exists():
+        if path.exists():
+            backup.unlink()
+        else:
+            os.replace(backup, path)
+    for tmp in glob.glob(glob.escape(str(path.parent / f".{path.name}.")) + "*.tmp"):
+        Path(tmp).unlink(missing_ok=True)

@@ -489,3 +489,54 @@ def test_a_pr_that_only_changes_requirements_or_constraints_is_a_dependency_chan
     assert types == {1: "deps", 2: "deps", 3: "docs"}
     assert not any(r.code == "minor_only" for r in rep.analyses[1].importance_reasons)
     assert any(r.kind == "dependency_change" and 1 in r.prs for r in rep.risks)
+
+
+_SIGTERM_BETWEEN_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from repobrief.output import write_atomically
+
+replace = os.replace
+def replace_then_sigterm(src, dst):  # the signal comes after the first file was moved aside
+    replace(src, dst)
+    os.replace = replace
+    os.kill(os.getpid(), signal.SIGTERM)
+os.replace = replace_then_sigterm
+out = Path(sys.argv[1])
+write_atomically({out / "a.md": "new a", out / "b.json": "new b"})
+print("SIGTERM was lost")
+"""
+
+
+def test_sigterm_between_the_renames_waits_for_the_last_one(tmp_path):
+    """SIGTERM (timeout, CI) in the middle of replacing a week's files: the process
+    still stops, but after every file is the new one, with nothing left aside."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.md").write_text("old a", encoding="utf-8")
+    (out / "b.json").write_text("old b", encoding="utf-8")
+    got = subprocess.run([sys.executable, "-c", _SIGTERM_BETWEEN_RENAMES, str(out)], capture_output=True, text=True)
+    assert got.returncode == -signal.SIGTERM, got.stdout + got.stderr
+    assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == {"a.md": "new a", "b.json": "new b"}
+
+
+def test_a_write_killed_half_way_is_repaired_by_the_next_one(tmp_path):
+    """SIGKILL or a power loss between the renames left a report moved aside and
+    temporary files: the next write of the same files puts the old report back
+    while it writes, and leaves no stray file; other files in the folder stay."""
+    from repobrief.output import write_atomically
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".a.md.old").write_text("old a", encoding="utf-8")  # a.md itself is missing
+    (out / ".a.md.k2j4x9.tmp").write_text("new a, not renamed", encoding="utf-8")
+    (out / "b.json").write_text("old b", encoding="utf-8")
+    (out / ".b.json.old").write_text("older b", encoding="utf-8")
+    (out / ".other.md.old").write_text("not ours", encoding="utf-8")
+    write_atomically({out / "a.md": "new a", out / "b.json": "new b"})
+    assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == {
+        "a.md": "new a", "b.json": "new b", ".other.md.old": "not ours"}
