@@ -369,14 +369,17 @@ def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_p
     assert named in err and bad in err and TOKEN not in out + err
 
 
-def test_publish_help_shows_the_config_table_name():
-    """Rich reads [name] in help text as markup: '[[publish]]' once showed as '[]'."""
+def test_help_shows_config_table_names():
+    """Rich reads [name] in help text as markup: '[[publish]]' once showed as '[]', '[digest]' as ''."""
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "repobrief", "publish", "--help"], capture_output=True, text=True,
-                         env={**os.environ, "COLUMNS": "200"})
-    assert "Config file with [[publish]] targets" in out.stdout
+    def help_of(command: str) -> str:
+        return subprocess.run([sys.executable, "-m", "repobrief", command, "--help"], capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "200"}).stdout
+
+    assert "Config file with [[publish]] targets" in help_of("publish")
+    assert "in the [digest] languages" in help_of("run")
 
 
 @pytest.mark.parametrize("command", ["publish", "report"])

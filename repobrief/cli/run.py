@@ -80,7 +80,7 @@ class _RunProgress:
 def run(
     config: Path = typer.Option(..., "--config", "-c", help="Team config (TOML) listing the repositories; see docs/scaling.md."),
     week: str = typer.Option(None, "--week", help="ISO week (2026-W26), 'last' (default: the last complete week) or 'this'."),
-    digest: bool = typer.Option(False, "--digest", help="Also write the ecosystem digest (Markdown + JSON, in the [digest] languages)."),
+    digest: bool = typer.Option(False, "--digest", help="Also write the ecosystem digest (Markdown + JSON, in the \\[digest] languages)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: the config's `out`, relative to it)."),
     db: str = typer.Option(None, "--db", help="Shared store for PRs and rendered reports: a SQLite file or postgresql://… URL."),
     workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
@@ -88,7 +88,7 @@ def run(
     ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: 'auto' (the running cluster), ray://HEAD:10001, or none to start a local one."),
     only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name, as progress and errors show it, or its source); repeatable."),
     no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
-    offline: bool = typer.Option(False, "--offline", help="No network: git sources read clones, github sources read the store."),
+    offline: bool = typer.Option(False, "--offline", help="No requests to GitHub: git sources read clones, github sources read the store (an llm engine still asks its model)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
 ) -> None:
     """Report every repository of a team config for one week, concurrently; one failing repository does not stop the others."""
