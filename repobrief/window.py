@@ -137,10 +137,18 @@ def resolve_window(
 
 
 def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -> list[Window]:
-    """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …)."""
+    """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …), up to the
+    week in progress: a week that has not started would be reported as one with nothing
+    merged."""
+    now = (now or datetime.now(tz)).astimezone(tz)
     a, b = parse_week(first, tz, now, "--from"), parse_week(last, tz, now, "--to")
     if b.start < a.start:
         raise UsageError(f"--to {last} is before --from {first}; give the earlier week first")
+    this = iso_week_window(now.date(), tz)
+    if b.start > this.start:
+        option, text = ("--from", first) if a.start > this.start else ("--to", last)
+        raise UsageError(f"{option} {text} has not started yet (this week is {this.label})",
+                         "give 'this' for the week in progress or 'last' for the last complete week")
     weeks = [a]
     while weeks[-1].start < b.start:
         weeks.append(weeks[-1].shifted(1))

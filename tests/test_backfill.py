@@ -413,3 +413,58 @@ def test_a_shallow_clone_is_warned_about_once(verl_repo, tmp_path):
         assert code == 0, err
         assert err.count("warning: this clone is shallow") == 1, (workers, err)
         assert "git fetch --unshallow" in err
+
+
+def test_weeks_that_have_not_started_are_refused(verl_repo, tmp_path):
+    """A week still to come would be written as a report of a week with nothing merged;
+    the week in progress is fine."""
+    from datetime import UTC, date, datetime, timedelta
+
+    import pytest
+
+    from repobrief.errors import UsageError
+    from repobrief.window import week_range
+
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)  # a Wednesday of 2026-W49
+    assert [w.label for w in week_range("2026-W48", "this", UTC, now)] == ["2026-W48", "2026-W49"]
+    for first, last, blamed in (("2026-W50", "2027-W02", "--from 2026-W50"), ("2026-W40", "2026-W50", "--to 2026-W50"),
+                                ("1970-W01", "9998-W52", "--to 9998-W52")):
+        with pytest.raises(UsageError, match=f"^{blamed} has not started yet \\(this week is 2026-W49\\)"):
+            week_range(first, last, UTC, now)
+    year, week, _ = (date.today() + timedelta(days=14)).isocalendar()
+    out = tmp_path / "fut"
+    code, _, err = run_cli("backfill", str(verl_repo), "--from", "2026-W20", "--to", f"{year}-W{week:02d}",
+                           "--out", str(out))
+    assert code == 2 and "has not started yet" in err and "'this' for the week in progress" in err
+    assert not out.exists()
+
+
+def test_an_out_that_is_a_file_is_a_bad_flag(verl_repo, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("mine", encoding="utf-8")
+    for argv in (("backfill", str(verl_repo), "--from", "2026-W10", "--to", "2026-W12"),
+                 ("report", str(verl_repo), "--week", "2026-W10", "--format", "json")):
+        code, _, err = run_cli(*argv, "--out", str(afile))
+        assert code == 2 and f"--out '{afile}' is a file; give a folder" in err, err
+    assert afile.read_text(encoding="utf-8") == "mine"
+
+
+def test_the_progress_bar_is_drawn_on_stderr_never_on_stdout(verl_repo, tmp_path):
+    """stderr a terminal, stdout redirected (`backfill … > log`): the bar goes to the
+    terminal and stdout gets nothing."""
+    import pty
+    import subprocess
+    import sys
+
+    master, terminal = pty.openpty()
+    try:
+        got = subprocess.run([sys.executable, "-c", "from repobrief.cli import main; main()", "backfill",
+                              str(verl_repo), *VERL, "--from", "2026-W20", "--to", "2026-W23", "--out",
+                              str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=terminal, timeout=120)
+        shown = os.read(master, 65536)
+    finally:
+        os.close(terminal)
+        os.close(master)
+    assert got.returncode == 0
+    assert got.stdout == b""
+    assert b"4 weeks (2026-W20 to 2026-W23)" in shown

@@ -41,6 +41,7 @@ def backfill(
     from ..window import parse_timezone, week_range
 
     formats = parse_formats(fmt)
+    opt.check_out_folder(out)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
@@ -52,9 +53,11 @@ def backfill(
         # while it runs, and a fork must not copy a thread's locks.
         nonlocal bar
         if show and bar is None:
+            from rich.console import Console
             from rich.progress import Progress
 
-            bar = Progress(transient=True, auto_refresh=False)
+            # On stderr, as every other line but the reports: stdout stays clean for a pipe.
+            bar = Progress(transient=True, auto_refresh=False, console=Console(stderr=True))
             bar.start()
             bar.add_task("weeks", total=total)
         if bar is not None:
