@@ -31,6 +31,13 @@ def test_help_lists_commands_and_options():
         assert opt in out.stdout
 
 
+def test_version_needs_no_command():
+    from repobrief import __version__
+
+    out = subprocess.run([sys.executable, "-m", "repobrief", "--version"], capture_output=True, text=True)
+    assert (out.returncode, out.stdout) == (0, f"repobrief {__version__}\n")
+
+
 @pytest.mark.parametrize(
     "args, code, message",
     [

@@ -24,15 +24,21 @@ app = typer.Typer(
 )
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    # An eager callback runs while the options are read, before a command is asked for.
+    if value:
         from .. import __version__
 
         typer.echo(f"repobrief {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version),
+) -> None:
+    pass
 
 
 # Command groups: each module adds its commands to `app` when imported.

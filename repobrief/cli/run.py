@@ -156,19 +156,18 @@ def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False
     # A card that could not be posted is a delivery failure, not a reporting one: the
     # repository's reports were written, so its numbers stay in the digest.
     reported = [r for r in results if r.ok or r.stage == "publish"]
-    failures = {
-        "failed": [{"repository": r.label, "error": r.error} for r in results if r not in reported],
-        "not_published": [{"repository": r.label, "error": r.error} for r in reported if not r.ok],
-    }
+    failed = [{"repository": r.label, "error": r.error} for r in results if r not in reported]
+    not_published = [{"repository": r.label, "error": r.error} for r in reported if not r.ok]
     files: dict[Path, str] = {}
     for lang in ts.digest.languages:
         reports = [r.reports[lang] for r in reported if lang in r.reports]
         if not reports:
             continue
-        d = build_digest(reports, lang, highlights=ts.digest.highlights, **failures)
+        d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed, not_published=not_published)
         earlier = folder / digest_file_name(d, "json")
         if merge and earlier.is_file():
-            d = build_digest(reports, lang, highlights=ts.digest.highlights, **failures, earlier=_read_digest(earlier))
+            d = build_digest(reports, lang, highlights=ts.digest.highlights, failed=failed, not_published=not_published,
+                             earlier=_read_digest(earlier))
             if d["carried_over"] and not quiet:
                 typer.echo(f"digest: kept {', '.join(d['carried_over'])} from the earlier {earlier.name}", err=True)
         files[folder / digest_file_name(d, "md")] = render_digest_md(d)
