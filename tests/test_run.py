@@ -561,24 +561,35 @@ def test_dependency_names_from_titles(title, names):
 def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo, tmp_path, sig):
     """SIGTERM, sent to the parent alone (timeout, CI), stops the run as Ctrl-C does, its
     worker processes at once; a parent killed outright takes them with it too. None
-    writes on as an orphan, nor hangs writing its result to a parent that is gone."""
+    writes on as an orphan, nor hangs writing its result to a parent that is gone.
+    The workers are held in their publish step by a webhook that never answers, so the
+    signal always finds them at work, however fast or slow the machine."""
+    import socket
+    import threading
+
     from clirun import live_processes, start_cli, wait_until
 
-    body = 'out = "out"\nformats = ["md", "json", "html"]\nlanguages = ["zh", "en"]\nworkers = 2\n'
+    silent = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(8)], daemon=True).start()
+    hook = f"http://127.0.0.1:{silent.getsockname()[1]}/services/T/B/silent-token"
+    body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["zh", "en"]\nworkers = 2\n'
     for name, repo in (("verl-project/verl", verl_repo), ("pallets/flask", flask_repo)):
         body += f'[[repositories]]\nsource = "{repo}"\nname = "{name}"\n'
+        body += f'[[repositories.publish]]\ntarget = "slack"\nwebhook = "{hook}"\n'
     cfg = write_team(tmp_path, body)
     proc = start_cli("run", "--config", str(cfg), "--week", WEEK, cwd=tmp_path)
     try:
-        assert wait_until(lambda: len(live_processes(proc.pid)) >= 3 or proc.poll() is not None)  # 2 workers
-        assert proc.poll() is None, "the run ended before it could be stopped"
+        assert wait_until(lambda: len(held) >= 2 or proc.poll() is not None, timeout=120), "no worker reached its publish step"
+        assert proc.poll() is None, proc.communicate()
         proc.send_signal(sig)
         proc.communicate(timeout=60)
         assert wait_until(lambda: not live_processes(proc.pid)), "worker processes outlived the run"
     finally:
         for pid in live_processes(proc.pid):
             os.kill(pid, signal.SIGKILL)
+        silent.close()
+        for conn in held:
+            conn.close()
     assert proc.returncode == (130 if sig == signal.SIGTERM else -sig)
     assert [p.name for p in tmp_path.rglob(".*") if p.is_file()] == []  # nothing half-written
-    if sig == signal.SIGTERM:  # the workers were stopped, not waited for
-        assert len(list(tmp_path.rglob("*.html"))) < 4
