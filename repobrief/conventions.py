@@ -338,13 +338,22 @@ def _plain_prose(text: str) -> str:
     return _MD_ESCAPE.sub(r"\1", text)
 
 
+def _too_short(para: str) -> bool:
+    """Fewer than 12 word characters once links and issue references are left out."""
+    return len(re.sub(r"\W+", "", _LINKISH.sub("", para))) < 12
+
+
 def first_sentence(text: str, limit: int = 220) -> str:
     """The first real sentence of `text` (not a bare link or issue reference), as
     plain text (`plain_markdown`), at most `limit` characters."""
     for para in iter_paragraphs(text):
-        if len(re.sub(r"\W+", "", _LINKISH.sub("", para))) < 12:
+        if _too_short(para):
             continue
-        para = plain_markdown(para)
+        # Cut first: the Markdown patterns backtrack on long runs of unclosed markers, and
+        # the sentence kept is at most `limit` characters anyway.
+        para = plain_markdown(para[: limit * 4])
+        if _too_short(para):  # an image, a badge or HTML alone: the next paragraph says more
+            continue
         m = re.search(r"(?<=[.!?。！？])\s", para)
         s = para[: m.start()] if m else para
         s = inert_text(s.strip())

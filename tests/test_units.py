@@ -540,3 +540,11 @@ def test_a_write_killed_half_way_is_repaired_by_the_next_one(tmp_path):
     write_atomically({out / "a.md": "new a", out / "b.json": "new b"})
     assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == {
         "a.md": "new a", "b.json": "new b", ".other.md.old": "not ours"}
+
+
+def test_first_sentence_skips_a_paragraph_that_is_only_an_image_and_reads_long_marker_runs():
+    body = '<img src="https://x/y.png" width="600">\n\nThis PR adds a faster rollout path for long prompts. More.'
+    assert first_sentence(body) == "This PR adds a faster rollout path for long prompts."
+    # 60,000 characters of unclosed emphasis once took the Markdown patterns 100 s.
+    hostile = first_sentence("Intro text here without a stop" + " *a" * 20000)
+    assert hostile.startswith("Intro text here without a stop *a *a") and len(hostile) == 220
