@@ -548,3 +548,19 @@ def test_first_sentence_skips_a_paragraph_that_is_only_an_image_and_reads_long_m
     # 60,000 characters of unclosed emphasis once took the Markdown patterns 100 s.
     hostile = first_sentence("Intro text here without a stop" + " *a" * 20000)
     assert hostile.startswith("Intro text here without a stop *a *a") and len(hostile) == 220
+
+
+def test_references_outside_the_week_are_plain_and_a_revert_of_a_revert_names_its_title(tmp_path):
+    from repobrief.render.markdown import render
+
+    rep = _week_report(tmp_path, [
+        ('Revert "feat: old thing (#5)" (#6)', "2026-02-02T10:00:00+00:00", lambda b: {"pkg/core/b.py": "x\n"}),
+        ("feat: follow-up (#1)\n\nFollow-up to PR #3 and issue #4, like verl#9 was.", "2026-03-02T10:00:00+00:00",
+         lambda b: {"pkg/core/c.py": b.lines(30)}),
+        ('Revert "Revert "feat: old thing (#5)" (#6)" (#7)', "2026-03-03T10:00:00+00:00",
+         lambda b: {"pkg/core/b.py": "y\n"}),
+    ])
+    md = render(rep)
+    assert "Follow-up to issue/PR 3 and issue/PR 4, like verl issue/PR 9 was." in md
+    assert "PR issue/PR" not in md and "issue issue/PR" not in md
+    assert 'It reverts an earlier PR, “Revert "feat: old thing (issue/PR 5)"”.' in md

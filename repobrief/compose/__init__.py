@@ -40,7 +40,9 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
 
 # PR titles and bodies cite other PRs and issues ("Split from #6118", a title's
 # "(#6068)" kept from a cherry-pick); the report cites only PRs of the week.
-_HASH_REF = re.compile(r"(?<![&#])(\w?)#(\d+)(?!\d)")
+# A word naming the kind in front ("PR #3055", "issue #7") is left out with the `#`:
+# the plain form says "issue/PR" itself.
+_HASH_REF = re.compile(r"(?<![&#])(?P<kind>\b(?i:pull request|PR|issue)\s?)?(?P<glued>\w?)#(?P<number>\d+)(?!\d)")
 
 
 def plain_foreign_refs(facts: WeekFacts, text: str) -> str:
@@ -48,9 +50,10 @@ def plain_foreign_refs(facts: WeekFacts, text: str) -> str:
     week = {p.number for p in facts.prs}
 
     def plain(m: re.Match) -> str:
-        if int(m[2]) in week:
+        if int(m["number"]) in week:
             return m[0]
-        return m[1] + (" " if m[1] else "") + facts.catalog.t("cite.outside", number=m[2])
+        glued = m["glued"]
+        return glued + (" " if glued else "") + facts.catalog.t("cite.outside", number=m["number"])
 
     return _HASH_REF.sub(plain, text)
 
@@ -235,7 +238,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
     return items
 
 
-_REVERTED_TITLE = re.compile(r'^Revert "(.*?)(?:\s*\(#\d+\))?"')
+# The quoted title is everything up to the last quote: a revert of a revert quotes one.
+_REVERTED_TITLE = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 
 
 def _reverts(facts: WeekFacts, p: PullRequest) -> str:
@@ -244,7 +248,7 @@ def _reverts(facts: WeekFacts, p: PullRequest) -> str:
     if p.reverts in facts.reverted_by:
         return cat.t("key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
     m = _REVERTED_TITLE.match(p.title)
-    title = p.reverts_title or (m[1] if m else "")
+    title = p.reverts_title or (re.sub(r"\s*\(#\d+\)$", "", m[1]) if m else "")
     if title:
         return cat.t("key_change.reverts_earlier", title=title)
     return cat.t("key_change.reverts_unnamed")
