@@ -92,8 +92,9 @@ def cache_key(model: str, prompt_version: str, request: Any) -> str:
     return h.hexdigest()
 
 
-# The password runs to the last `@` of the authority: an unencoded `@` in it is the password's.
-_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)[^/\s]*(@)")
+# The password runs to the `@` the host follows (a host, then `/`, `?`, `#` or the end):
+# an unencoded `@` or `/` in it is the password's, not the host's or the path's.
+_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)\S*?(@)(?=[^@/?#\s]*(?:[/?#]|$))")
 _QUERY_PASSWORD_RE = re.compile(r"([?&]password=)[^&#\s]*", re.IGNORECASE)
 
 
@@ -105,13 +106,13 @@ def mask_url(url: str) -> str:
 
 def _encode_password(url: str) -> str:
     """`USER:PA@SS@HOST` as the user meant it (the host follows the last `@`), with the
-    password's `@` encoded: parsed as written, the rest of the password became the host
+    password's `@` and `/` encoded: parsed as written, the rest of the password became the host
     name, which the server's error then showed."""
     m = _PASSWORD_RE.search(url)
     if m is None:
         return url
     password = url[m.end(1) : m.end(2) - 1]
-    if "@" not in password:
+    if "@" not in password and "/" not in password:
         return url
     from urllib.parse import quote
 
