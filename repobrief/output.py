@@ -15,33 +15,35 @@ def write_atomically(files: dict[Path, str]) -> None:
     """Write every file or none. Each goes to a temporary file first; then existing
     files are moved aside and the new ones renamed into place; on any failure the
     old files come back and the new ones are removed. Ctrl-C and SIGTERM wait for
-    the renames to end; what a harder stop (SIGKILL, power loss) left half done is
+    the write to end; what a harder stop (SIGKILL, power loss) left half done is
     repaired by the next write of the same files."""
     staged: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_dir():
-                raise IsADirectoryError(21, "is a folder", str(path))
-            _recover(path)
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            staged.append((Path(name), path))  # before writing: a failed write removes it too
-            # mkstemp makes the file private (0600); reports are served and shared, so give
-            # it the mode a plainly created file would have.
-            umask = os.umask(0)
-            os.umask(umask)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                os.fchmod(fh.fileno(), 0o666 & ~umask)
-                fh.write(text)
-        with signals_deferred():
+    # Signals wait for the whole write, temporary files included: a worker stopped by
+    # SIGTERM's default action (or os._exit) would run no clean-up of its own.
+    with signals_deferred():
+        try:
+            for path, text in files.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.is_dir():
+                    raise IsADirectoryError(21, "is a folder", str(path))
+                _recover(path)
+                fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                staged.append((Path(name), path))  # before writing: a failed write removes it too
+                # mkstemp makes the file private (0600); reports are served and shared, so give
+                # it the mode a plainly created file would have.
+                umask = os.umask(0)
+                os.umask(umask)
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                    os.fchmod(fh.fileno(), 0o666 & ~umask)
+                    fh.write(text)
             _commit(staged)
-    except BaseException as e:  # Ctrl-C while staging too: no temporary file is left
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}",
-                                 "check that --out is a writable folder") from None
-        raise
+        except BaseException as e:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+            if isinstance(e, OSError):
+                raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}",
+                                     "check that --out is a writable folder") from None
+            raise
 
 
 def _commit(staged: list[tuple[Path, Path]]) -> None:

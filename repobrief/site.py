@@ -31,7 +31,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from .config import Settings
-from .errors import RepobriefError, UsageError
+from .errors import UsageError
 from .models import Report
 from .output import write_atomically
 from .render import charts
@@ -199,7 +199,7 @@ def _write_site(files: dict[Path, str], folders: list[Path]) -> None:
     new = [d for d in folders if not d.exists()]
     try:
         write_atomically(files)
-    except RepobriefError:
+    except BaseException:  # a stop (Ctrl-C, SIGTERM) too
         for d in new:
             with contextlib.suppress(OSError):
                 d.rmdir()

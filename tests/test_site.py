@@ -83,3 +83,23 @@ def test_a_shallow_clone_is_warned_about_once_not_once_per_week(tmp_path):
                            "--out", str(tmp_path / "site"), "-q")
     assert code == 0, err
     assert err.count("warning: this clone is shallow") == 1 and "git fetch --unshallow" in err
+
+
+def test_a_site_run_stopped_while_it_writes_leaves_a_folder_the_next_run_accepts(tmp_path, monkeypatch):
+    import repobrief.site as site
+
+    out, repo = tmp_path / "site", _repo(tmp_path / "one")
+    real = site.write_atomically
+
+    def stopped(files):
+        for path in files:  # the folders are made, then Ctrl-C or SIGTERM comes
+            path.parent.mkdir(parents=True, exist_ok=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "write_atomically", stopped)
+    code, _, _ = _site(repo, "acme/one", out)
+    assert code == 130 and [p for p in out.rglob("*")] == []
+    monkeypatch.setattr(site, "write_atomically", real)
+    code, _, err = _site(repo, "acme/one", out)
+    assert code == 0, err
+    assert (out / "acme/one/2026-W26.html").is_file()

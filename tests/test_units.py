@@ -564,3 +564,39 @@ def test_references_outside_the_week_are_plain_and_a_revert_of_a_revert_names_it
     assert "Follow-up to issue/PR 3 and issue/PR 4, like verl issue/PR 9 was." in md
     assert "PR issue/PR" not in md and "issue issue/PR" not in md
     assert 'It reverts an earlier PR, “Revert "feat: old thing (issue/PR 5)"”.' in md
+
+
+_SIGTERM_WHILE_STAGING = """
+import os, signal, sys, tempfile
+from pathlib import Path
+from repobrief import output
+
+if sys.argv[2] == "run-worker":  # a `run` worker: SIGTERM's default action
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+else:  # a backfill worker: SIGTERM ends it at once
+    signal.signal(signal.SIGTERM, lambda s, f: os._exit(128 + s))
+mkstemp = tempfile.mkstemp
+def mkstemp_then_sigterm(*a, **k):  # the parent's stop lands while the second file is staged
+    made = mkstemp(*a, **k)
+    if len(list(Path(sys.argv[1]).glob(".*.tmp"))) == 2:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return made
+output.tempfile.mkstemp = mkstemp_then_sigterm
+out = Path(sys.argv[1])
+output.write_atomically({out / "a.md": "new a", out / "b.json": "new b"})
+print("SIGTERM was lost")
+"""
+
+
+@pytest.mark.parametrize("worker", ["run-worker", "backfill-worker"])
+def test_a_worker_stopped_while_it_stages_its_files_leaves_no_temporary_file(tmp_path, worker):
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.md").write_text("old a", encoding="utf-8")
+    got = subprocess.run([sys.executable, "-c", _SIGTERM_WHILE_STAGING, str(out), worker], capture_output=True, text=True)
+    assert got.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM) and "lost" not in got.stdout, got.stderr
+    assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == {"a.md": "new a", "b.json": "new b"}
