@@ -483,10 +483,12 @@ def test_a_pr_that_only_changes_requirements_or_constraints_is_a_dependency_chan
         ("Bump torch from 2.5 to 2.6 (#1)", "2026-03-02T10:00:00+00:00", lambda b: {"requirements.txt": "torch==2.6\n"}),
         ("pin numpy below 2 (#2)", "2026-03-03T10:00:00+00:00", lambda b: {"docs/constraints-gpu.txt": "numpy<2\n"}),
         ("update the release notes (#3)", "2026-03-04T10:00:00+00:00", lambda b: {"docs/notes.txt": "typo fixed\n"}),
+        ("Bump the python-requirements group in /requirements (#4)", "2026-03-05T10:00:00+00:00",
+         lambda b: {"requirements/docs.txt": "sphinx==8.0\n", "requirements/tests.in": "pytest\n"}),
     ]
     rep = _week_report(tmp_path, commits)
     types = {n: a.type for n, a in rep.analyses.items()}
-    assert types == {1: "deps", 2: "deps", 3: "docs"}
+    assert types == {1: "deps", 2: "deps", 3: "docs", 4: "deps"}
     assert not any(r.code == "minor_only" for r in rep.analyses[1].importance_reasons)
     assert any(r.kind == "dependency_change" and 1 in r.prs for r in rep.risks)
 

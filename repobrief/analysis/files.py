@@ -50,7 +50,10 @@ _DEPENDENCY_RX = re.compile("|".join(f"(?:{translate(g)})" for g in DEPENDENCY_F
 
 @lru_cache(maxsize=1 << 13)
 def is_dependency(path: str) -> bool:
-    return _DEPENDENCY_RX.match(base(path)) is not None
+    # pip-compiled sets in a requirements/ folder (flask: requirements/docs.txt, tests.in)
+    # are manifests as much as a top-level requirements.txt.
+    return _DEPENDENCY_RX.match(base(path)) is not None or (
+        f"/{path}".rsplit("/", 2)[-2:-1] == ["requirements"] and path.endswith((".txt", ".in")))
 
 
 @lru_cache(maxsize=1 << 13)
