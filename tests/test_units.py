@@ -602,3 +602,10 @@ def test_a_worker_stopped_while_it_stages_its_files_leaves_no_temporary_file(tmp
     got = subprocess.run([sys.executable, "-c", _SIGTERM_WHILE_STAGING, str(out), worker], capture_output=True, text=True)
     assert got.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM) and "lost" not in got.stdout, got.stderr
     assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == {"a.md": "new a", "b.json": "new b"}
+
+
+def test_a_tie_ranks_just_below_the_weeks_it_ties():
+    from repobrief.analysis.themes import rank_in
+
+    assert [rank_in(6, [5, 6, 3]), rank_in(7, [5, 6, 3]), rank_in(5, [5] * 12), rank_in(2, [5, 6, 3]), rank_in(1, [])] == \
+        [2, 1, 2, 4, None]

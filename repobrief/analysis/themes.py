@@ -58,8 +58,9 @@ def _counts(history: list[WeekSample], member: Callable[[PullRequest, Classified
 
 def rank_in(count: int, hist: list[int]) -> int | None:
     """`count`'s rank among the baseline weeks' counts: 1 only when it is more than every
-    one of them, so a week that ties the busiest is not called "the most of any week"."""
-    return 1 + sum(1 for h in hist if h >= count) if hist else None
+    one of them, so a week that ties the busiest is not called "the most of any week";
+    a tie ranks just below the weeks it ties (however many), not below all of them."""
+    return 1 + sum(1 for h in hist if h > count) + (count in hist) if hist else None
 
 
 def _theme(key: str, name: str, kind: str, prs: list[int], hist: list[int]) -> Theme:
