@@ -136,6 +136,7 @@ class Commit:
     committed_at: datetime
     files: list[FileChange] = field(default_factory=list)
     reverts: int | None = None  # the PR number this commit reverts, when known
+    author_email: str | None = None  # as for PRs: who is new is judged by name or e-mail
 
     def __post_init__(self) -> None:
         self.subject, self.author = inert_text(self.subject), inert_text(self.author)

@@ -402,7 +402,8 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         first_time = {
             p.author for p in week_prs
             if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
-        } | {c.author for c in direct if c.author.lower() not in earlier_authors}
+        } | {c.author for c in direct
+             if c.author.lower() not in earlier_authors and (c.author_email or "").lower() not in earlier_authors}
     calib_start = _calibration_start(periods, window)
     calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
     if diffs is None:

@@ -609,3 +609,16 @@ def test_a_tie_ranks_just_below_the_weeks_it_ties():
 
     assert [rank_in(6, [5, 6, 3]), rank_in(7, [5, 6, 3]), rank_in(5, [5] * 12), rank_in(2, [5, 6, 3]), rank_in(1, [])] == \
         [2, 1, 2, 4, None]
+
+
+def test_a_direct_committer_known_by_e_mail_is_not_new(tmp_path):
+    """The same person under a new display name: known by e-mail as a PR author, and so
+    as a direct committer too."""
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("Initial work (#1)", "2026-02-02T10:00:00+00:00", {"f.py": "a\n"}, author="Bob Smith", email="bob@x.org")
+    b.commit("Tweak the thing directly", "2026-03-03T10:00:00+00:00", {"f.py": "b\n"}, author="bsmith", email="bob@x.org")
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en"})
+    from repobrief.pipeline import generate_report
+
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    assert (rep.stats["contributors"], rep.stats["first_time_contributors"]) == (1, 0)

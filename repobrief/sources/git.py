@@ -392,7 +392,7 @@ class GitSource(Source):
             pr = self._as_pr(c, when, via)
             if pr is None:
                 if not _BRANCH_MERGE.match(c.subject):
-                    direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha)))
+                    direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha), c.email))
                 return
             by_sha[c.sha] = pr.number
             if pr.number in seen_prs:  # the same PR brought in twice (cherry-pick, re-merge)
