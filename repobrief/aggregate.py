@@ -158,6 +158,15 @@ def _theme_count(t: Theme, w: WeekSample) -> int:
     return 0  # configured themes: counted in the theme's own history only
 
 
+def _in_effect(number: int, reverts: dict[int, int]) -> bool:
+    """Whether PR `number` is in effect at the week's end, given who reverted whom."""
+    undone, seen = False, set()
+    while number in reverts and number not in seen:  # walk the chain of reverts of reverts
+        seen.add(number)
+        number, undone = reverts[number], not undone
+    return not undone
+
+
 def build_facts(
     *,
     repository: str,
@@ -177,8 +186,9 @@ def build_facts(
 
     numbers = {p.number for p in prs}
     reverts = {p.reverts: p.number for p in prs if p.reverts in numbers}
-    # A revert that is itself reverted in the week (a re-land) leaves the change live.
-    reverted_by = {n: r for n, r in reverts.items() if r not in reverts}
+    # A PR is undone when a revert that is itself in effect reverted it: a revert of the
+    # revert (a re-land) leaves the change live, a revert of that undoes it again, …
+    reverted_by = {n: r for n, r in reverts.items() if _in_effect(r, reverts)}
     importance = {n: a.importance for n, a in analyses.items()}
     live_risks = [r for n, a in analyses.items() if n not in reverted_by for r in a.risks]
     risks = merge_risks(live_risks, week_risks, importance)

@@ -622,3 +622,17 @@ def test_a_direct_committer_known_by_e_mail_is_not_new(tmp_path):
 
     rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
     assert (rep.stats["contributors"], rep.stats["first_time_contributors"]) == (1, 0)
+
+
+def test_a_chain_of_reverts_within_the_week_leaves_the_change_undone_when_it_is_odd(tmp_path):
+    """#1 lands, #2 reverts it, #3 re-lands it (reverts #2), #4 reverts #3: at the week's end
+    #1 is undone, as is #3; #2 and #4 are in effect and say what they revert."""
+    title = "feat: add feature X (#1)"
+    commits = [(title, "2026-03-02T10:00:00+00:00", lambda b: {"pkg/core/x.py": b.lines(40)})]
+    for n in (2, 3, 4):
+        title = f'Revert "{title}" (#{n})'
+        commits.append((title, f"2026-03-0{n + 1}T10:00:00+00:00", lambda b, n=n: {"pkg/core/x.py": b.lines(40 + n)}))
+    rep = _week_report(tmp_path, commits)
+    assert sorted(n for item in rep.sections.key_changes for n in item.prs) == [2, 4]
+    texts = " ".join(item.text for item in rep.sections.key_changes)
+    assert "merged earlier this week" in texts and "an earlier PR" not in texts

@@ -245,7 +245,7 @@ _REVERTED_TITLE = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 def _reverts(facts: WeekFacts, p: PullRequest) -> str:
     """What a revert undoes: a PR of the week is cited, an earlier one named by its title."""
     cat = facts.catalog
-    if p.reverts in facts.reverted_by:
+    if p.reverts in facts.analyses:  # a PR of the week, whether or not this revert was undone in turn
         return cat.t("key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
     m = _REVERTED_TITLE.match(p.title)
     title = p.reverts_title or (re.sub(r"\s*\(#\d+\)$", "", m[1]) if m else "")
