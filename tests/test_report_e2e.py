@@ -295,7 +295,7 @@ def test_the_most_of_any_week_is_never_a_tie(verl_repo, week):
 
 
 @pytest.mark.parametrize("lang, said, unsaid", [
-    ("en", "26 fewer than the 69 of the previous 14 days", ("this week", "previous week", "week before", "per week")),
+    ("en", "26 fewer than the 69 of the previous 14-day period", ("this week", "previous week", "week before", "per week")),
     ("zh", "比前14天的69个少26个", ("本周", "上周", "每周")),
 ])
 def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang, said, unsaid):

@@ -636,3 +636,12 @@ def test_a_chain_of_reverts_within_the_week_leaves_the_change_undone_when_it_is_
     assert sorted(n for item in rep.sections.key_changes for n in item.prs) == [2, 4]
     texts = " ".join(item.text for item in rep.sections.key_changes)
     assert "merged earlier this week" in texts and "an earlier PR" not in texts
+
+
+def test_a_one_day_range_reads_as_a_period():
+    from repobrief.i18n import catalog
+
+    en = catalog("en")
+    assert en.t("summary.focus_range", days="1", areas="trainer (3 PRs)") == "This 1-day period concentrated on trainer (3 PRs)."
+    assert en.t("summary.delta_down_range", diff="5", previous="10", days="1") == \
+        "5 fewer than the 10 of the previous 1-day period"
