@@ -295,8 +295,8 @@ def test_the_most_of_any_week_is_never_a_tie(verl_repo, week):
 
 
 @pytest.mark.parametrize("lang, said, unsaid", [
-    ("en", "26 fewer than the 69 of the previous 14-day period", ("this week", "previous week", "week before", "per week")),
-    ("zh", "比前14天的69个少26个", ("本周", "上周", "每周")),
+    ("en", "26 fewer than the 69 of the previous 14-day period", ("this week", "previous week", "week before", "per week", "the week", "one week", "week's")),
+    ("zh", "比前14天的69个少26个", ("本周", "上周", "每周", "周报", "一周")),
 ])
 def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang, said, unsaid):
     """Two weeks given by --since/--until are compared with the 14 days before and with
@@ -306,12 +306,28 @@ def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang
     assert code == 0
     d = json.loads(out)
     assert d["stats"]["week_over_week"]["merged_prs"] == {"previous": 69, "delta": -26, "pct": -37.7}
-    summary = d["sections"]["summary"]["text"]
-    trends = d["sections"]["trends"]["items"]
+    sections = d["sections"]
+    summary = sections["summary"]["text"]
+    trends = sections["trends"]["items"]
     assert said in summary
     assert trends and all("14" in t["text"] for t in trends)
+    # Every text of every section and of the card reads as a period, not a week.
+    texts = {"summary": summary}
+    for name in ("key_changes", "trends", "risks", "recommendations"):
+        for i, item in enumerate(sections[name]["items"]):
+            texts[f"{name}[{i}].name"] = item["name"]
+            texts[f"{name}[{i}].text"] = item["text"]
+    if sections.get("closing"):
+        texts["closing"] = sections["closing"]
+    card = d["card"]
+    texts["card.title"] = card["title"]
+    texts["card.button"] = card["button"]
+    for name in ("highlights", "risks"):
+        for i, text in enumerate(card[name]):
+            texts[f"card.{name}[{i}]"] = text
+    assert sections["risks"]["items"] and sections["recommendations"]["items"]
     for word in unsaid:
-        assert word not in summary and not any(word in t["text"] for t in trends), word
+        assert not [k for k, text in texts.items() if word in text], word
 
 
 def test_markdown_quoted_from_a_body_reads_as_text(verl_repo):

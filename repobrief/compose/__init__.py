@@ -32,7 +32,7 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
         risks=[Item(r.title, r.text, list(r.prs)) for r in facts.risks[:6]],
         table=table(facts),
         recommendations=recommendations(facts),
-        closing=cat.t("closing"),
+        closing=period_t(facts, "closing"),
         sources={k: "offline" for k in ("summary", "key_changes", "trends", "risks", "table", "recommendations", "card")},
     )
     return _without_foreign_refs(facts, sections, card(facts, sections))
@@ -76,7 +76,8 @@ def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> t
 
 
 def why_clause(
-    cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None
+    cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None,
+    is_week: bool = True,
 ) -> str:
     """Why a PR matters, from its strongest importance terms (size only when it is
     near the top of the repository's recent PRs). Codes in `used` (said already for
@@ -92,7 +93,7 @@ def why_clause(
             continue
         if code == "files" or code == "minor_only":
             continue
-        text = _why(cat, code, pr, a, r.text)
+        text = _why(cat, code, pr, a, r.text, is_week)
         if text and text not in parts:
             parts.append(text)
             used.add(code)
@@ -104,11 +105,11 @@ def why_clause(
     return cat.t("why.join").join(parts)
 
 
-def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str) -> str:
+def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str, is_week: bool = True) -> str:
     if code == "core_path":
         return cat.t("why.core_path", path=reason_text.removeprefix("touches core path ").split(",")[0])
     if code == "size":
-        return cat.t("why.size", lines=cat.num(pr.lines))
+        return cat.t("why.size" if is_week else "why.size_range", lines=cat.num(pr.lines))
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
     if code == "new_module":
@@ -124,13 +125,37 @@ def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
     return shown
 
 
+def _days(facts: WeekFacts) -> int:
+    w = facts.window
+    return (w.last_day - w.first_day).days + 1
+
+
 def period_t(facts: WeekFacts, key: str, /, **kw) -> str:
     """The message `key`, or its `_range` wording when the report covers a custom date
     range: its counts are compared with earlier periods of the same length, not weeks."""
-    w = facts.window
-    if w.is_week:
+    if facts.window.is_week:
         return facts.catalog.t(key, **kw)
-    return facts.catalog.t(key + "_range", days=(w.last_day - w.first_day).days + 1, **kw)
+    return facts.catalog.t(key + "_range", days=_days(facts), **kw)
+
+
+def period_get(facts: WeekFacts, section: str, key: str) -> str | None:
+    """The raw template `section.key` (None if absent), or its `_range` wording for a
+    custom date range when the catalog has one (a `{days}` field is then the range's length)."""
+    cat = facts.catalog
+    if not facts.window.is_week:
+        ranged = cat.get(section, key + "_range")
+        if ranged is not None:
+            return ranged
+    return cat.get(section, key)
+
+
+def _period_or_week_t(facts: WeekFacts, key: str, /, **kw) -> str:
+    """`period_t` for a message that has a `_range` wording, else the message itself
+    (one that does not speak of the week)."""
+    section, _, name = key.rpartition(".")
+    if facts.window.is_week or facts.catalog.get(section, name + "_range") is None:
+        return facts.catalog.t(key, **kw)
+    return period_t(facts, key, **kw)
 
 
 def _delta(facts: WeekFacts) -> str:
@@ -185,7 +210,8 @@ def summary(facts: WeekFacts) -> str:
     used: set[str] = set()
     changes = [
         cat.t("summary.change", gist=facts.analyses[p.number].gist, number=p.number,
-              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max, used=used))
+              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max, used=used,
+                             is_week=facts.window.is_week))
         for p in notable
     ]
     if changes:
@@ -218,7 +244,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         what = first_sentence(body.what, 240)
         if what and what.lower().rstrip(".") != a.gist.lower():
             sentences.append(_end(cat, cat.t("key_change.what", text=what.rstrip(". "))))
-        sentences.append(_end(cat, cat.t("key_change.why", why=why_clause(cat, p, a, size_max=facts.settings.importance.size_max))))
+        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, is_week=facts.window.is_week)
+        sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         sig = compat_signals(p)
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
@@ -246,7 +273,7 @@ def _reverts(facts: WeekFacts, p: PullRequest) -> str:
     """What a revert undoes: a PR of the week is cited, an earlier one named by its title."""
     cat = facts.catalog
     if p.reverts in facts.analyses:  # a PR of the week, whether or not this revert was undone in turn
-        return cat.t("key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
+        return period_t(facts, "key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
     m = _REVERTED_TITLE.match(p.title)
     title = p.reverts_title or (re.sub(r"\s*\(#\d+\)$", "", m[1]) if m else "")
     if title:
@@ -304,7 +331,7 @@ def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     high = t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1
     low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
-        return cat.get("trends", f"type_{key}") or cat.t("trends.steady")
+        return (period_get(facts, "trends", f"type_{key}") or cat.t("trends.steady")).replace("{days}", str(_days(facts)))
     if high:
         return period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up")
     if low:
@@ -364,9 +391,9 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
 
 def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     prs = _pr_ref(cat, r.prs)
-    template = cat.get("risk_text", r.kind) or cat.t("risk_text.generic")
+    template = period_get(facts, "risk_text", r.kind) or cat.t("risk_text.generic")
     are = "are" if len(r.prs) > 1 else "is"
-    return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are)
+    return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are, days=_days(facts))
 
 
 def table(facts: WeekFacts) -> list[TableRow]:
@@ -384,15 +411,16 @@ def table(facts: WeekFacts) -> list[TableRow]:
 def recommendations(facts: WeekFacts) -> list[Item]:
     cat = facts.catalog
     if not facts.prs:
-        return [Item(cat.t("rec.quiet_name"), cat.t("rec.quiet"))]
+        return [Item(period_t(facts, "rec.quiet_name"), period_t(facts, "rec.quiet"))]
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks}
 
     def add(priority: int, key: str, prs: list[int], **kw) -> None:
-        name = cat.t(f"rec.{key}_name", **kw)
+        name = _period_or_week_t(facts, f"rec.{key}_name", **kw)
         if any(i.name == name for _, i in recs):
             return
-        recs.append((priority, Item(name, cat.t(f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw), prs[:6])))
+        text = _period_or_week_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw)
+        recs.append((priority, Item(name, text, prs[:6])))
 
     if "breaking_change" in kinds or "config_change" in kinds:
         prs = sorted(set(kinds.get("breaking_change", Risk("", "", [], [])).prs) | set(kinds.get("config_change", Risk("", "", [], [])).prs))
@@ -432,12 +460,12 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         a = facts.analyses[p.number]
         highlights.append(f"{a.key_contribution}（#{p.number}）" if cat.lang == "zh" else f"{a.key_contribution} (#{p.number})")
     if not highlights:
-        highlights = [cat.t("card.no_changes")]
+        highlights = [period_t(facts, "card.no_changes")]
     risks = []
     for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity])[:3]:
         risks.append(f"{r.title}：{cat.prs(r.prs[:3])}" if cat.lang == "zh" else f"{r.title}: {cat.prs(r.prs[:3])}")
     if not risks:
-        risks = [cat.t("card.no_risks")]
+        risks = [period_t(facts, "card.no_risks")]
     w = facts.window
     title = cat.card_title(facts.repository, w.label, w.first_day, w.last_day)
-    return Card(title=title, highlights=highlights, risks=risks, button=cat.t("card.button"))
+    return Card(title=title, highlights=highlights, risks=risks, button=period_t(facts, "card.button"))
