@@ -132,10 +132,14 @@ def _days(facts: WeekFacts) -> int:
 
 def period_t(facts: WeekFacts, key: str, /, **kw) -> str:
     """The message `key`, or its `_range` wording when the report covers a custom date
-    range: its counts are compared with earlier periods of the same length, not weeks."""
-    if facts.window.is_week:
-        return facts.catalog.t(key, **kw)
-    return facts.catalog.t(key + "_range", days=_days(facts), **kw)
+    range (its counts are compared with earlier periods of the same length, not weeks);
+    a message without one does not speak of the week and serves both."""
+    cat = facts.catalog
+    section, _, name = key.rpartition(".")
+    ranged = cat.get(section, name + "_range") if section else cat.m.get(name + "_range")
+    if facts.window.is_week or ranged is None:
+        return cat.t(key, **kw)
+    return cat.t(key + "_range", days=_days(facts), **kw)
 
 
 def period_get(facts: WeekFacts, section: str, key: str) -> str | None:
@@ -147,15 +151,6 @@ def period_get(facts: WeekFacts, section: str, key: str) -> str | None:
         if ranged is not None:
             return ranged
     return cat.get(section, key)
-
-
-def _period_or_week_t(facts: WeekFacts, key: str, /, **kw) -> str:
-    """`period_t` for a message that has a `_range` wording, else the message itself
-    (one that does not speak of the week)."""
-    section, _, name = key.rpartition(".")
-    if facts.window.is_week or facts.catalog.get(section, name + "_range") is None:
-        return facts.catalog.t(key, **kw)
-    return period_t(facts, key, **kw)
 
 
 def _delta(facts: WeekFacts) -> str:
@@ -416,10 +411,10 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     kinds = {r.kind: r for r in facts.risks}
 
     def add(priority: int, key: str, prs: list[int], **kw) -> None:
-        name = _period_or_week_t(facts, f"rec.{key}_name", **kw)
+        name = period_t(facts, f"rec.{key}_name", **kw)
         if any(i.name == name for _, i in recs):
             return
-        text = _period_or_week_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw)
+        text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw)
         recs.append((priority, Item(name, text, prs[:6])))
 
     if "breaking_change" in kinds or "config_change" in kinds:
