@@ -7,8 +7,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import RepobriefError
+from .errors import RepobriefError, UsageError
 from .stopping import signals_deferred
+
+
+def check_out_folder(out: Path | None) -> None:
+    """`--out` names a folder to write into: an existing file there is a bad flag, said
+    before any work, not a write that fails at the end."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file; give a folder")
 
 
 def write_atomically(files: dict[Path, str]) -> None:

@@ -33,7 +33,7 @@ from markupsafe import Markup
 from .config import Settings
 from .errors import UsageError
 from .models import Report
-from .output import write_atomically
+from .output import check_out_folder, write_atomically
 from .render import charts
 from .render.html import environment, last_day, page_assets, render_page
 from .window import Window
@@ -106,8 +106,7 @@ def build_site(
     last = parse_week(until_week or "last", tz, now)
     windows = week_windows(last, weeks)
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {str(out)!r} is a file; give a folder for the site")
+    check_out_folder(out)
     manifest = _read_manifest(out)
     site_lang = manifest.get("lang") or next((e.get("lang") for e in manifest["repositories"].values()), None)
     if site_lang and site_lang != settings.language:

@@ -34,7 +34,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import LANGUAGES, PublishTarget, Settings, _build, load_settings, read_config_file
+from .config import (
+    LANGUAGES,
+    PublishTarget,
+    Settings,
+    _build,
+    check_publish_target,
+    load_settings,
+    read_config_file,
+)
 from .errors import ConfigError, RepobriefError, SourceError, UsageError
 from .window import Window
 
@@ -218,6 +226,7 @@ def load_team(path: str | os.PathLike) -> Team:
             _check_backend(f"{where}.publish[{j}].target", target.target, PUBLISHERS)
             if not target.webhook.strip():
                 raise ConfigError(f"option '{where}.publish[{j}]' needs webhook", 'webhook = "https://…" (the bot\'s URL)')
+            check_publish_target(f"{where}.publish[{j}]", target)  # as a repobrief.toml's targets are
         if entry.name in names:
             raise ConfigError(f"option '{where}' repeats repositories[{names[entry.name]}] ({entry.name})",
                               "list each repository once")
@@ -426,20 +435,10 @@ def _report_name(entry: RepositoryEntry, settings_name: str, target: str, is_rem
             except UsageError:  # the job says what is wrong with it
                 pass
         return rest.strip("/") or target
-    import subprocess
+    from .sources.git import folder_name, origin_remote
 
-    from .sources.git import parse_remote
-
-    try:
-        url = subprocess.run(["git", "-C", target, "config", "--get", "remote.origin.url"],
-                             capture_output=True, text=True, errors="replace").stdout
-    except OSError:  # no git: the job says so
-        url = ""
-    remote = parse_remote(url) if url.strip() else None
-    if remote:
-        return remote[1]
-    folder = Path(target).name
-    return folder.removesuffix(".git") or folder
+    remote = origin_remote(Path(target))
+    return remote[1] if remote else folder_name(Path(target))
 
 
 def _own_settings_name(base: Path, entry: RepositoryEntry, rest: dict) -> str:

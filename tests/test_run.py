@@ -373,6 +373,10 @@ def test_config_errors_name_the_option_before_any_work(tmp_path, text, message):
     ('[[repositories.publish]]\ntarget = "slak"\nwebhook = "http://127.0.0.1:9/x"',
      "option 'repositories[1].publish[0].target' is 'slak'"),
     ('[[repositories.publish]]\ntarget = "slack"', "option 'repositories[1].publish[0]' needs webhook"),
+    ('[[repositories.publish]]\ntarget = "slack"\nwebhook = "https://hooks..slack.com/services/T/B/x"',
+     "option 'repositories[1].publish[0].webhook' has an invalid host name"),
+    ('[[repositories.publish]]\ntarget = "slack"\nwebhook = "https://hooks.slack.com/services/T/B/x"\nsecret = "s3cret"',
+     "option 'repositories[1].publish[0].secret' is set, but slack messages are not signed"),
 ])
 def test_a_bad_repository_option_stops_the_run_before_any_repository_is_read(trio, tmp_path, option, message):
     body = f'out = "out"\n[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ..output import check_out_folder
 from . import app
 from . import options as opt
 from .report import parse_formats
@@ -41,7 +42,7 @@ def backfill(
     from ..window import parse_timezone, week_range
 
     formats = parse_formats(fmt)
-    opt.check_out_folder(out)
+    check_out_folder(out)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))

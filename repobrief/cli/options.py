@@ -57,10 +57,3 @@ def load_cli_settings(
     }
     repo_dir = None if target.startswith("github:") else target
     return load_settings(repo_dir, config_file=config, overrides=overrides)
-
-
-def check_out_folder(out: Path | None) -> None:
-    """`--out` names a folder to write into: an existing file there is a bad flag, said
-    before any work, not a write that fails at the end."""
-    if out is not None and out.exists() and not out.is_dir():
-        raise UsageError(f"--out {str(out)!r} is a file; give a folder")

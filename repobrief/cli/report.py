@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..errors import UsageError
-from ..output import write_atomically
+from ..output import check_out_folder, write_atomically
 from . import app
 from . import options as opt
 
@@ -100,7 +100,7 @@ def report(
     formats = formats or parse_formats(",".join(settings.formats))
     if len(formats) > 1 and out is None:
         raise UsageError("several formats need --out DIR (one file per format)")
-    opt.check_out_folder(out)
+    check_out_folder(out)
     window = resolve_window(week, since, until, parse_timezone(settings.timezone or "UTC"))
     if link:
         from ..render.links import checked_link

@@ -75,6 +75,22 @@ class _RawCommit:
     files: list[FileChange] = field(default_factory=list)
 
 
+def origin_remote(path: Path) -> tuple[str, str] | None:
+    """(host, OWNER/REPO) of a clone's `origin` remote, when it names a hosted repository."""
+    try:
+        res = subprocess.run(["git", "-C", str(path), "config", "--get", "remote.origin.url"],
+                             capture_output=True, env=_git_env())
+    except OSError:  # no git: opening the clone says so
+        return None
+    return parse_remote(res.stdout.decode("utf-8", "replace")) if res.returncode == 0 else None
+
+
+def folder_name(path: Path) -> str:
+    """A clone's name from its folder (`verl.git` → `verl`)."""
+    name = path.resolve().name
+    return name.removesuffix(".git") or name
+
+
 def parse_remote(url: str) -> tuple[str, str] | None:
     """`(host, owner/repo)` from a remote URL, for GitHub, GitLab, Gitee and the like
     (GitLab's `group/subgroup/repo` whole); None for a remote on this machine."""
@@ -134,10 +150,7 @@ class GitSource(Source):
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
                 "contributors may be incomplete; run `git fetch --unshallow` to fix it"
             )
-        self._remote: tuple[str, str] | None = None
-        cfg = self._git("config", "--get", "remote.origin.url", check=False)
-        if cfg.returncode == 0:
-            self._remote = parse_remote(cfg.stdout.decode("utf-8", "replace"))
+        self._remote = origin_remote(self.path)
         self._loaded_since: datetime | None = None
         self._commits: dict[str, _RawCommit] = {}
         self._prs: list[PullRequest] = []
@@ -181,10 +194,7 @@ class GitSource(Source):
         return res
 
     def repository_name(self) -> str | None:
-        if self._remote:
-            return self._remote[1]
-        name = self.path.resolve().name
-        return name[:-4] if name.endswith(".git") else name
+        return self._remote[1] if self._remote else folder_name(self.path)
 
     def _url(self, number: int) -> str | None:
         name = (self.settings.name if self.settings is not None and self.settings.name else None) or (self._remote[1] if self._remote else None)
