@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import tempfile
 from pathlib import Path
@@ -25,23 +24,25 @@ def write_atomically(files: dict[Path, str]) -> None:
     the write to end; what a harder stop (SIGKILL, power loss) left half done is
     repaired by the next write of the same files."""
     staged: list[tuple[Path, Path]] = []
+    # mkstemp makes a file private (0600); reports are served and shared, so they get
+    # the mode a plainly created file would have.
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = 0o666 & ~umask
     # Signals wait for the whole write, temporary files included: a worker stopped by
     # SIGTERM's default action (or os._exit) would run no clean-up of its own.
     with signals_deferred():
         try:
             for path, text in files.items():
                 path.parent.mkdir(parents=True, exist_ok=True)
+                leftovers = _leftovers(path.parent)
                 if path.is_dir():
                     raise IsADirectoryError(21, "is a folder", str(path))
-                _recover(path)
+                _recover(path, leftovers)
                 fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((Path(name), path))  # before writing: a failed write removes it too
-                # mkstemp makes the file private (0600); reports are served and shared, so give
-                # it the mode a plainly created file would have.
-                umask = os.umask(0)
-                os.umask(umask)
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                    os.fchmod(fh.fileno(), 0o666 & ~umask)
+                    os.fchmod(fh.fileno(), mode)
                     fh.write(text)
             _commit(staged)
         except BaseException as e:
@@ -79,7 +80,25 @@ def _backup(path: Path) -> Path:
     return path.with_name(f".{path.name}.old")
 
 
-def _recover(path: Path) -> None:
+# Per folder written by this process: the temporary files an earlier write stopped
+# half way left there (names), found by one listing. A folder of a long backfill holds
+# thousands of reports: listing it again for every file written made writing quadratic.
+# A temporary file of this process never outlives its write, so the list stays true
+# unless another process is killed writing into the same folder meanwhile; that one's
+# leftovers are found by the next process that writes there.
+_LEFTOVERS: dict[Path, set[str]] = {}
+
+
+def _leftovers(folder: Path) -> set[str]:
+    found = _LEFTOVERS.get(folder)
+    if found is None:
+        with os.scandir(folder) as entries:
+            found = {e.name for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")}
+        _LEFTOVERS[folder] = found
+    return found
+
+
+def _recover(path: Path, leftovers: set[str]) -> None:
     """Undo what a write of `path` stopped half way left: its old file moved aside and
     not put back (it is the last whole version), temporary files never renamed."""
     backup = _backup(path)
@@ -88,5 +107,8 @@ def _recover(path: Path) -> None:
             backup.unlink()
         else:
             os.replace(backup, path)
-    for tmp in glob.glob(glob.escape(str(path.parent / f".{path.name}.")) + "*.tmp"):
-        Path(tmp).unlink(missing_ok=True)
+    if leftovers:
+        prefix = f".{path.name}."
+        for name in [n for n in leftovers if n.startswith(prefix)]:
+            (path.parent / name).unlink(missing_ok=True)
+            leftovers.discard(name)

@@ -47,6 +47,8 @@ _HASH_REF = re.compile(r"(?<![&#])(?P<kind>\b(?i:pull request|PR|issue)\s?)?(?P<
 
 def plain_foreign_refs(facts: WeekFacts, text: str) -> str:
     """`text` with every `#N` that is not a PR of the week written as plain text."""
+    if "#" not in text:
+        return text
     week = {p.number for p in facts.prs}
 
     def plain(m: re.Match) -> str:
