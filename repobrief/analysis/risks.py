@@ -69,16 +69,18 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
     cfg = _config_changes(pr, ctx.diffs.get(n, ""))
     if cfg:
         out.append(Risk("config_change", "high" if any("removed" in e or "renamed" in e for e in cfg) else "medium", [n], cfg))
-    core_lines = sum(f.lines for f in pr.files if ctx.is_core(f.path)) if ctx.core_paths else 0
-    if pr.lines_known and core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
+    # Each fact below is gathered only when the ones before it leave it a say: these run
+    # for every PR, over all of its files.
+    core_lines = sum(f.lines for f in pr.files if ctx.is_core(f.path)) if ctx.core_paths and pr.lines_known else 0
+    if core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
         paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
-    touches_source = [f.path for f in pr.files if fk.is_source(f.path) and not fk.is_example(f.path)]
-    has_tests = any(fk.is_test(f.path) for f in pr.files)
-    if c.type in ("feat", "fix", "refactor", "perf") and touches_source and not has_tests and not body.has_test_evidence:
-        out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
+    if c.type in ("feat", "fix", "refactor", "perf"):
+        touches_source = [f.path for f in pr.files if fk.is_source(f.path) and not fk.is_example(f.path)]
+        if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
+            out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
     deps = [f.path for f in pr.files if fk.is_dependency(f.path)]
-    if deps or (_DEP_WORDS.search(pr.title) and c.type in ("deps", "build", "chore", "ci")):
+    if deps or (c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)):
         ev = [f"changes {', '.join(deps[:3])}"] if deps else [f"title: {pr.title[:120]}"]
         out.append(Risk("dependency_change", "medium", [n], ev))
     big = max(1000, _p95(ctx.calibration_lines))
@@ -99,7 +101,7 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     """Evidence of renamed or removed configuration: keys, fields, files, or the title."""
     ev: list[str] = []
     for f in pr.files:
-        if fk.is_config(f.path) and f.status == "D":
+        if f.status == "D" and fk.is_config(f.path):
             ev.append(f"removed config file {f.path}")
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
@@ -125,9 +127,20 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
             ev.append(f"config key renamed {k} -> {partner} in {files[0]}")
         else:
             ev.append(f"config key removed: {k} ({files[0]})")
-    if not ev and _CONFIG_WORDS.search(pr.title):
+    if not ev and _has_config_verb(pr.title):
         ev.append(f"title: {pr.title[:120]}")
     return ev
+
+
+# The verbs _CONFIG_WORDS starts with, lower-case. Only a title holding one of them is
+# searched: the regex is tried at every position. (None has an i or an s, the letters a
+# case-insensitive regex also finds in other characters, so `lower()` misses no match.)
+_CONFIG_VERBS = ("renam", "deprecat", "remov", "drop")
+
+
+def _has_config_verb(title: str) -> bool:
+    low = title.lower()
+    return any(v in low for v in _CONFIG_VERBS) and _CONFIG_WORDS.search(title) is not None
 
 
 _NO_KEYS: tuple[re.Pattern[str], ...] = ()
