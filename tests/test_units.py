@@ -645,3 +645,27 @@ def test_a_one_day_range_reads_as_a_period():
     assert en.t("summary.focus_range", days="1", areas="trainer (3 PRs)") == "This 1-day period concentrated on trainer (3 PRs)."
     assert en.t("summary.delta_down_range", diff="5", previous="10", days="1") == \
         "5 fewer than the 10 of the previous 1-day period"
+
+
+_REF_PARTS = ["#", "#3", "#12", "&", "PR ", "pr", "Pull Request ", "issue", "ISSUE\t", " ", "x", "1", "é", "_", "(", ")",
+              "&#", "##", "verl"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_REF_PARTS), max_size=12).map("".join))
+def test_foreign_refs_are_found_as_a_scan_of_the_whole_text_finds_them(text):
+    """`plain_foreign_refs` starts its regex only near each `#`: the same references
+    are rewritten as a substitution over the whole text rewrites."""
+    from types import SimpleNamespace
+
+    from repobrief.compose import _HASH_REF, plain_foreign_refs
+    from repobrief.i18n import catalog
+
+    facts = SimpleNamespace(prs=[SimpleNamespace(number=3)], catalog=catalog("en"))
+
+    def plain(m):
+        if int(m["number"]) == 3:
+            return m[0]
+        return m["glued"] + (" " if m["glued"] else "") + facts.catalog.t("cite.outside", number=m["number"])
+
+    assert plain_foreign_refs(facts, text) == _HASH_REF.sub(plain, text)

@@ -45,24 +45,41 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
 _HASH_REF = re.compile(r"(?<![&#])(?P<kind>\b(?i:pull request|PR|issue)\s?)?(?P<glued>\w?)#(?P<number>\d+)(?!\d)")
 
 
-def plain_foreign_refs(facts: WeekFacts, text: str) -> str:
-    """`text` with every `#N` that is not a PR of the week written as plain text."""
+# A match starts at most this many characters before its `#` ("pull request" + \s + \w).
+_HASH_REF_REACH = 14
+
+
+def plain_foreign_refs(facts: WeekFacts, text: str, week: set[int] | None = None) -> str:
+    """`text` with every `#N` that is not a PR of the week (`week`: their numbers) written as plain text."""
     if "#" not in text:
         return text
-    week = {p.number for p in facts.prs}
-
-    def plain(m: re.Match) -> str:
+    if week is None:
+        week = {p.number for p in facts.prs}
+    # What `_HASH_REF.sub` would do, but the regex (which has no literal to skip ahead
+    # to) is started just before each `#` instead of at every character of the text:
+    # a match starting earlier would need a `#` within its reach. Lookbehind and `\b`
+    # still see the text before the start.
+    out, pos = [], 0
+    while (h := text.find("#", pos)) >= 0:
+        m = _HASH_REF.search(text, max(pos, h - _HASH_REF_REACH))
+        if m is None:
+            break
+        out.append(text[pos:m.start()])
         if int(m["number"]) in week:
-            return m[0]
-        glued = m["glued"]
-        return glued + (" " if glued else "") + facts.catalog.t("cite.outside", number=m["number"])
-
-    return _HASH_REF.sub(plain, text)
+            out.append(m[0])
+        else:
+            glued = m["glued"]
+            out.append(glued + (" " if glued else "") + facts.catalog.t("cite.outside", number=m["number"]))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> tuple[Sections, Card]:
+    week = {p.number for p in facts.prs}
+
     def plain(text: str) -> str:
-        return plain_foreign_refs(facts, text)
+        return plain_foreign_refs(facts, text, week)
 
     sections.summary = plain(sections.summary)
     for item in (*sections.key_changes, *sections.trends, *sections.risks, *sections.recommendations):
