@@ -31,18 +31,19 @@ def files_to_read(pr: PullRequest) -> list[str]:
     or removed keys), and dependency manifests, version files and install/release
     docs (version strings). Reading only these keeps
     the diff pass small; the rest of a PR's content is never needed offline."""
-    out = []
-    for f in pr.files:
-        p = f.path
-        # Decided from the file's status, not its line counts, so the choice is the same
-        # whether diffs are read before, during or after the line-count pass.
-        if fk.is_config(p) and f.status != "A":
-            out.append(p)
-        elif f.status != "D" and (
-            fk.is_dependency(p) or fk.base(p).lower().startswith("version") or (fk.is_doc(p) and _VERSION_DOCS.search(p))
-        ):
-            out.append(p)
-    return out
+    return [f.path for f in pr.files if _worth_reading(f.path, f.status)]
+
+
+@lru_cache(maxsize=1 << 13)
+def _worth_reading(path: str, status: str) -> bool:
+    """Decided from the file's status, not its line counts, so the choice is the same
+    whether diffs are read before, during or after the line-count pass. Cached: the
+    same files change in week after week."""
+    if status != "A" and fk.is_config(path):
+        return True
+    return status != "D" and (
+        fk.is_dependency(path) or fk.base(path).lower().startswith("version")
+        or (fk.is_doc(path) and _VERSION_DOCS.search(path) is not None))
 
 _CONFIG_WORDS = re.compile(r"\b(?:rename[sd]?|renaming|deprecat\w*|remov\w*|drop\w*)\b.{0,60}\b(?:config\w*|option\w*|arg\w*|flag\w*|keys?|param\w*|setting\w*|field\w*)\b", re.I)
 _DEP_WORDS = re.compile(r"\b(?:bump\w*|upgrad\w*|pin\w*|downgrad\w*|requir\w*)\b.{0,40}\b(?:version|==|>=|\d+\.\d+)", re.I)
