@@ -73,26 +73,26 @@ def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
     """Modules from paths when the title has no tags: the directories holding most of
     the changed files (files, not lines, so the answer is the same whether or not
     line counts were read — baseline weeks are read without them)."""
-    weights: Counter[str] = Counter()
-    for f in pr.files:
-        p = f.path
-        if fk.is_ci(p):
-            mod = "ci"
-        elif fk.is_test(p):
-            mod = "tests"
-        elif fk.is_doc(p):
-            mod = "docs"
-        else:
-            parts = [x for x in p.split("/")[:-1] if x.lower() not in _GENERIC_DIRS and x.lower() != project]
-            if parts:
-                mod = parts[0]
-            else:
-                stem = fk.base(p).rsplit(".", 1)[0]
-                mod = stem if stem and stem != "__init__" else (project or "root")
-        weights[mod.lower()] += 1
+    weights = Counter([_module_of(f.path, project) for f in pr.files])
     total = sum(weights.values()) or 1
     mods = [m for m, w in weights.most_common(3) if w / total >= 0.2]
     return mods or ([weights.most_common(1)[0][0]] if weights else [])
+
+
+@lru_cache(maxsize=1 << 13)
+def _module_of(path: str, project: str) -> str:
+    """The module a changed file counts for, lower-case (cached: the same paths recur)."""
+    if fk.is_ci(path):
+        return "ci"
+    if fk.is_test(path):
+        return "tests"
+    if fk.is_doc(path):
+        return "docs"
+    parts = [x for x in path.split("/")[:-1] if x.lower() not in _GENERIC_DIRS and x.lower() != project]
+    if parts:
+        return parts[0].lower()
+    stem = fk.base(path).rsplit(".", 1)[0]
+    return (stem if stem and stem != "__init__" else (project or "root")).lower()
 
 
 def _type_from_files(pr: PullRequest) -> str | None:
@@ -110,11 +110,14 @@ def _type_from_files(pr: PullRequest) -> str | None:
     return None
 
 
+_VERSION_WORD = re.compile(r"v?\d[\d.]*")
+
+
 def title_terms(text: str) -> set[str]:
     out = set()
     for w in _WORD.findall(text):
         w = w.lower().strip("._+-")
-        if len(w) < 2 or w in _STOPWORDS or w.isdigit() or re.fullmatch(r"v?\d[\d.]*", w):
+        if len(w) < 2 or w in _STOPWORDS or w.isdigit() or _VERSION_WORD.fullmatch(w):
             continue
         out.add(TERM_SYNONYMS.get(w, w))
     return out
