@@ -36,7 +36,9 @@ _CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]{1,60})\))?(
 # A PR or issue number: GitHub's are far below 10**9; longer digit runs are not references
 # (and would not fit the store's or the JSON encoder's 64-bit integers).
 NUMBER = r"(\d{1,9})(?!\d)"
-_PR_SUFFIX = re.compile(r"\s*\(#" + NUMBER + r"\)\s*$")
+# Matched at the title's last "(#": searched for, the pattern was tried at every character.
+_PR_SUFFIX = re.compile(r"\(#" + NUMBER + r"\)\s*$")
+_TAG_SEP = re.compile(r"[,/|]")  # between the modules of one tag or scope
 _BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?change)?$", re.IGNORECASE)
 # Words at the start of a plain title that tell its type.
 _PLAIN_TYPE_WORDS = [
@@ -65,17 +67,18 @@ class ParsedTitle:
 def parse_title(title: str) -> ParsedTitle:
     t = title.strip()
     pr_number = None
-    m = _PR_SUFFIX.search(t)
+    i = t.rfind("(#")
+    m = _PR_SUFFIX.match(t, i) if i >= 0 else None
     if m:
         pr_number = int(m.group(1))
-        t = t[: m.start()].rstrip()
+        t = t[:i].rstrip()
     tags: list[str] = []
     breaking = False
     ptype: str | None = None
     m = _LEADING_TAGS.match(t)
     if m:
         for raw in _TAG.findall(m.group(1)):
-            for part in re.split(r"[,/|]", raw):
+            for part in _TAG_SEP.split(raw):
                 p = part.strip().lower()
                 if not p:
                     continue
@@ -94,7 +97,7 @@ def parse_title(title: str) -> ParsedTitle:
         if m.group("bang"):
             breaking = True
         if scope:
-            for part in re.split(r"[,/|]", scope):
+            for part in _TAG_SEP.split(scope):
                 if part.strip() and part.strip().lower() not in tags:
                     tags.append(part.strip().lower())
         t = m.group("desc").strip()
