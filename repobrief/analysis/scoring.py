@@ -56,12 +56,26 @@ def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
     low_title = title.lower()
     opt_in = ("default" in low_title or "opt-in" in low_title) and bool(OPT_IN.search(title))
     low = text.lower()
-    opt_in = opt_in or (("default" in low or "opt-in" in low) and bool(OPT_IN.search(text)))
+    opt_in = opt_in or (("default" in low or "opt-in" in low) and _search_near(OPT_IN, text, low, ("default", "opt-"), 15))
     if opt_in:
         return True, False
     default = "default" in low_title and bool(_DEFAULT_IN_TITLE.search(title))
-    default = default or ("default" in what.lower() and bool(_DEFAULT_IN_BODY.search(what)))
+    if not default:
+        low = what.lower()
+        default = "default" in low and _search_near(_DEFAULT_IN_BODY, what, low, ("default",), 50)
     return False, default
+
+
+def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], reach: int) -> bool:
+    """Whether `rx` matches `text`, searched from `reach` characters before the first
+    of `anchors` in `low` (`text.lower()`): each match of these case-insensitive regexes
+    holds one of its anchors and begins at most `reach` characters before it, and they
+    are tried at every character, so skipping the text before one saves most of their
+    time. (The anchors have no i or s, the letters such a regex also finds in other
+    characters; positions in `low` are those in `text` when lowering kept its length.)"""
+    found = [i for i in map(low.find, anchors) if i >= 0]
+    start = max(0, min(found) - reach) if found and len(low) == len(text) else 0
+    return rx.search(text, start) is not None
 
 
 def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> tuple[float, list[Reason]]:
