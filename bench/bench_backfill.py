@@ -3,8 +3,11 @@
     .venv/bin/python bench/bench_backfill.py                    # the replayed verl history (~95 weeks)
     .venv/bin/python bench/bench_backfill.py --commits 100000   # a synthetic history of 100,000 commits
 
-The synthetic history cycles the real verl history: each cycle shifts the dates
-past the previous one, renumbers the PRs and moves the files under a folder of
+The synthetic history cycles the real verl history: the cycles follow one another
+and the last one ends where verl does (a backfill reports no week still to come);
+when that would start before 1971 (git keeps no earlier dates), every date is
+brought closer to the end by the same factor (100,000 commits: 0.88, so weeks
+hold 1/0.88 times verl's commits); each cycle renumbers the PRs and moves the files under a folder of
 its own (so files keep verl's sizes instead of growing without end). Each
 command runs in a fresh process. Times: the medians of `--runs` alternated runs
 of the bare log and the backfill, and the ratio backfill / bare git log. Memory:
@@ -115,6 +118,11 @@ def synthetic(dest: Path, commits: int) -> Path:
     first = datetime.fromisoformat(rows[0]["committer"]["date"])
     last = datetime.fromisoformat(rows[-1]["committer"]["date"])
     period = (last - first) + timedelta(days=7)
+    cycles = -(-commits // len(rows))
+    # Cycle c of n lies (n - 1 - c) periods before the real history; scaled toward its end
+    # when the whole would start before 1971 (git has no dates before 1970).
+    earliest = datetime(1971, 1, 1, tzinfo=last.tzinfo)
+    scale = min(1.0, (last - earliest) / (period * cycles))
     dest.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(dest)], check=True, env={**os.environ, **GIT_ENV})
     fi = subprocess.Popen(["git", "-C", str(dest), "fast-import", "--quiet", "--done"], stdin=subprocess.PIPE,
@@ -124,14 +132,15 @@ def synthetic(dest: Path, commits: int) -> Path:
     cycle = 0
     while mark < commits:
         state: dict[str, list[bytes]] = {}  # per cycle: files live under c{cycle}/
-        shift = period * cycle
+        back = period * (cycles - 1 - cycle)
         for row in rows:
             if mark >= commits:
                 break
             mark += 1
 
-            def moved(person: dict, shift: timedelta = shift) -> dict:
-                when = datetime.fromisoformat(person["date"]) + shift
+            def moved(person: dict, back: timedelta = back) -> dict:
+                when = datetime.fromisoformat(person["date"])
+                when = (last + (when - back - last) * scale).astimezone(when.tzinfo)  # the person's own offset
                 return {**person, "date": when.isoformat()}
 
             subject = _PR.sub(lambda m, c=cycle: f"#{int(m.group(1)) + c * 100_000}", row["subject"])
