@@ -114,7 +114,7 @@ def build_themes(
             modules.setdefault(m, []).append(pr.number)
     by_module = [w.counts("module") for w in history]
     for m, nums in modules.items():
-        hist = [c[m] for c in by_module]
+        hist = [c.get(m, 0) for c in by_module]  # `get`: a Counter's missing key costs a Python call
         score = len(nums) + 0.5 * max(0.0, _surprise(len(nums), hist))
         themes.append((score, _theme(f"module:{m}", name_of(m), "module", nums, hist)))
 
@@ -137,7 +137,7 @@ def build_themes(
     for term, nums in term_prs.items():
         if len(nums) < 3 or term in _NOT_THEMES or frozenset(nums) in module_sets:
             continue
-        hist = [c[term] for c in by_term]
+        hist = [c.get(term, 0) for c in by_term]
         z = _surprise(len(nums), hist)
         if z < 1.0 and term not in KNOWN_TOPICS:
             continue
@@ -159,10 +159,15 @@ def build_themes(
     kept_prs: list[tuple[str, set[int]]] = []  # each kept theme's name and PRs, as a set once
     for _score, t in themes:
         s = set(t.prs)
-        if any(name == t.name or len(s & prs) / len(s | prs) >= 0.8 for name, prs in kept_prs):
-            continue
-        kept.append(t)
-        kept_prs.append((t.name, s))
+        for name, prs in kept_prs:
+            if name == t.name:
+                break
+            shared = len(s & prs)  # the union's size follows from it, without building the union
+            if shared / (len(s) + len(prs) - shared) >= 0.8:
+                break
+        else:
+            kept.append(t)
+            kept_prs.append((t.name, s))
     return kept
 
 
