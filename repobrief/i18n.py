@@ -46,14 +46,18 @@ SECTION_ORDER = ("summary", "key_changes", "trends", "risks", "table", "recommen
 class Catalog:
     def __init__(self, lang: str, messages: dict) -> None:
         self.lang = lang
-        self.m = messages
+        self.m = messages  # read-only once loaded: `t` keeps what each key names
+        self._nodes: dict[str, Any] = {}
 
     def t(self, key: str, /, **kw) -> str:
         """The message `key` (dotted path) formatted with `kw` (positional-only: a
         template may itself have a `{key}` field, as `detail.removed_key` does)."""
-        node: Any = self.m
-        for part in key.split("."):
-            node = node[part]
+        node = self._nodes.get(key)
+        if node is None:  # a report asks for the same few hundred keys thousands of times
+            node = self.m
+            for part in key.split("."):
+                node = node[part]
+            self._nodes[key] = node
         if not kw:
             return node
         out = []
