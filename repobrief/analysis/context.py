@@ -39,11 +39,11 @@ class AnalysisContext:
         core = tuple(self.core_paths)
         hits: set[str] = set()
         for f in pr.files:
-            hits.update(_core_matches(f.path, core))
+            hits.update(core_matches(f.path, core))
         return sorted(hits)
 
     def is_core(self, path: str) -> bool:
-        return bool(_core_matches(path, tuple(self.core_paths)))
+        return bool(core_matches(path, tuple(self.core_paths)))
 
     @property
     def project(self) -> str:
@@ -51,7 +51,7 @@ class AnalysisContext:
 
 
 @lru_cache(maxsize=1 << 13)
-def _core_matches(path: str, core_paths: tuple[str, ...]) -> tuple[str, ...]:
+def core_matches(path: str, core_paths: tuple[str, ...]) -> tuple[str, ...]:
     """The core paths `path` lies under; cached across reports, since consecutive weeks
     mostly share both their core paths and their changed files."""
     return tuple(cp for cp in core_paths if fk.path_matches(path, [cp]))

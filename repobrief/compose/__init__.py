@@ -12,6 +12,7 @@ import re
 
 from ..aggregate import WeekFacts
 from ..analysis import files as fk
+from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
 from ..conventions import clean_body, first_sentence
 from ..engines.offline import compat_signals
@@ -305,6 +306,8 @@ def _end(cat: Catalog, s: str) -> str:
 def trends(facts: WeekFacts) -> list[Item]:
     cat = facts.catalog
     items = []
+    # Each PR's title in lower case, read once for all themes (the first PR of a number, as `facts.pr`).
+    titles = {p.number: p.title.lower() for p in reversed(facts.prs)}
     for t in facts.report_themes:
         if t.history_weeks == 0:
             comparison = period_t(facts, "trends.compare_short")
@@ -314,7 +317,7 @@ def trends(facts: WeekFacts) -> list[Item]:
             comparison = period_t(facts, "trends.compare", previous=t.previous, weeks=t.history_weeks,
                                   mean=_mean(t.baseline_mean))
         examples = []
-        for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n), -facts.analyses[n].importance))[:3]:
+        for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n, titles), -facts.analyses[n].importance))[:3]:
             examples.append(f"{facts.analyses[n].gist}（#{n}）" if cat.lang == "zh" else f"{facts.analyses[n].gist} (#{n})")
         head = period_t(facts, "trends.counts", count=t.count, comparison=comparison)
         sep = "，" if cat.lang == "zh" else ", "
@@ -323,15 +326,14 @@ def trends(facts: WeekFacts) -> list[Item]:
     return items
 
 
-def _named_by(facts: WeekFacts, t: Theme, number: int) -> bool:
+def _named_by(facts: WeekFacts, t: Theme, number: int, titles: dict[int, str]) -> bool:
     """Whether the PR's title or tags name the theme (better examples than a PR that
-    only touches a file in its folder)."""
+    only touches a file in its folder). `titles`: the week's titles in lower case."""
     a = facts.analyses[number]
     kind, _, key = t.key.partition(":")
     if kind == "type":
         return a.type == key
-    pr = facts.pr(number)
-    words = pr.title.lower() if pr else ""
+    words = titles.get(number, "")
     return key in a.modules or key in words or t.name.lower() in words
 
 
@@ -381,12 +383,14 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
                 out.append(cat.t("detail.removed_file", file=m[1]))
         return sep.join(out) or cat.join(_gists(facts, r.prs))
     if r.kind == "core_path":
-        core = facts.stats.get("core_paths", [])
+        core = tuple(facts.stats.get("core_paths", []))
         parts = []
         for p in prs[:3]:
-            # The same matching as the detector (core paths may be globs).
-            lines = sum(f.lines for f in p.files if fk.path_matches(f.path, core))
-            paths = sorted({c for f in p.files for c in core if fk.path_matches(f.path, [c])})
+            # The same matching as the detector (core paths may be globs), and its cache:
+            # the core paths each file lies under.
+            hits = [(f, core_matches(f.path, core)) for f in p.files]
+            lines = sum(f.lines for f, under in hits if under)
+            paths = sorted({c for _, under in hits for c in under})
             parts.append(cat.t("detail.core", number=p.number, lines=cat.num(lines), paths=cat.join(paths)))
         return sep.join(parts)
     if r.kind == "large_change":
