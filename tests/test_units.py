@@ -669,3 +669,55 @@ def test_foreign_refs_are_found_as_a_scan_of_the_whole_text_finds_them(text):
         return m["glued"] + (" " if m["glued"] else "") + facts.catalog.t("cite.outside", number=m["number"])
 
     assert plain_foreign_refs(facts, text) == _HASH_REF.sub(plain, text)
+
+
+# Shortcuts of the per-PR analysis, held to the plain computation they stand for.
+_PROSE_TOKENS = ["http://x.y/z", "https://", "issue", "Fixes", "RFC", "related", "#12", "12", " ", "  ", "\t", "\n", ":",
+                 "word", "abcdefgh", "x", "é", "日本語", "<b>", "[t](u)", "*", "_", "`", "\\", ".", "ſ", "ı", "İ"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PROSE_TOKENS), max_size=40).map("".join))
+def test_too_short_counting_a_head_agrees_with_counting_the_whole(text):
+    import re
+
+    from repobrief.conventions import _LINKISH, _too_short
+
+    assert _too_short(text) == (len(re.sub(r"\W+", "", _LINKISH.sub("", text))) < 12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([" ", "\n", "\t", "\u3000", "a", "bc", "word "]), max_size=120).map("".join))
+def test_has_test_evidence_reading_a_head_agrees_with_reading_the_whole(tests):
+    import re
+
+    from repobrief.conventions import CleanBody
+
+    assert CleanBody("", "", tests).has_test_evidence == (len(re.sub(r"\s+", " ", tests).strip()) >= 15)
+
+
+@pytest.mark.parametrize(
+    "title, number, desc",
+    [
+        ("a (#12) and b (#34)", 34, "a (#12) and b"),
+        ("see (#12) later", None, "see (#12) later"),
+        ("too long (#1234567890)", None, "too long (#1234567890)"),
+        ("spaced  (#7)  ", 7, "spaced"),
+        ("(#5)", 5, "(#5)"),
+    ],
+)
+def test_parse_title_reads_only_a_final_pr_number(title, number, desc):
+    p = parse_title(title)
+    assert (p.pr_number, p.description) == (number, desc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["default", "DeFault", "defaults", " ", "\n", "opt-in", "opt-ın", "OPT-İN", "İ", "ſ",
+                                 "not enabled by ", "disabled by ", "off by ", "is now enabled by ", "now ", "make ",
+                                 "the ", "x" * 30, "changes ", "becomes ", "= false", ": off", "a"]), max_size=25).map("".join))
+def test_default_patterns_searched_near_their_anchor_agree_with_a_full_search(text):
+    from repobrief.analysis.scoring import _DEFAULT_IN_BODY, OPT_IN, _search_near
+
+    low = text.lower()
+    assert _search_near(OPT_IN, text, low, ("default", "opt-"), 15) == bool(OPT_IN.search(text))
+    assert _search_near(_DEFAULT_IN_BODY, text, low, ("default",), 50) == bool(_DEFAULT_IN_BODY.search(text))
