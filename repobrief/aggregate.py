@@ -146,16 +146,17 @@ def compute_stats(
     stats["trend"] = {
         "weeks": [w.label for w in history] + [window.label],
         "merged_prs": hist_counts + [n],
-        "themes": {t.key: [_theme_count(t, w) for w in history] + [t.count] for t in top},
+        "themes": {t.key: _theme_history(t, history) + [t.count] for t in top},
     }
     return stats
 
 
-def _theme_count(t: Theme, w: WeekSample) -> int:
+def _theme_history(t: Theme, history: list[WeekSample]) -> list[int]:
+    """The theme's count in each of the earlier weeks (its key parsed once, not per week)."""
     kind, _, key = t.key.partition(":")
     if kind in ("module", "term", "type"):
-        return w.count(kind, key)
-    return 0  # configured themes: counted in the theme's own history only
+        return [w.counts(kind).get(key, 0) for w in history]
+    return [0] * len(history)  # configured themes: counted in the theme's own history only
 
 
 def _in_effect(number: int, reverts: dict[int, int]) -> bool:
