@@ -39,7 +39,9 @@ class AnalysisContext:
         core = tuple(self.core_paths)
         hits: set[str] = set()
         for f in pr.files:
-            hits.update(core_matches(f.path, core))
+            under = core_matches(f.path, core)
+            if under:  # most files are not under any
+                hits.update(under)
         return sorted(hits)
 
     def is_core(self, path: str) -> bool:
@@ -54,7 +56,7 @@ class AnalysisContext:
 def core_matches(path: str, core_paths: tuple[str, ...]) -> tuple[str, ...]:
     """The core paths `path` lies under; cached across reports, since consecutive weeks
     mostly share both their core paths and their changed files."""
-    return tuple(cp for cp in core_paths if fk.path_matches(path, [cp]))
+    return tuple(cp for cp in core_paths if fk.path_matches(path, (cp,)))  # a tuple: path_matches keeps it as it is
 
 
 def percentile(sorted_values: list[int], x: int) -> float:
