@@ -89,11 +89,20 @@ def default_core_paths(prs: list[PullRequest], project: str, limit: int = 3,
 def _source_dirs(pr: PullRequest, project: str) -> Counter[str]:
     lines: Counter[str] = Counter()
     for f in pr.files:
-        if not fk.is_source(f.path) or fk.is_example(f.path):
-            continue
-        parts = f.path.split("/")[:-1]
-        if not parts:
-            continue
-        depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
-        lines["/".join(parts[:depth])] += f.lines or 1
+        d = _source_dir(f.path, project)
+        if d is not None:
+            lines[d] += f.lines or 1
     return lines
+
+
+@lru_cache(maxsize=1 << 13)
+def _source_dir(path: str, project: str) -> str | None:
+    """The directory a source file counts for (None: not source, or at the top level);
+    cached, since PRs keep changing the same files."""
+    if not fk.is_source(path) or fk.is_example(path):
+        return None
+    parts = path.split("/")[:-1]
+    if not parts:
+        return None
+    depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
+    return "/".join(parts[:depth])
