@@ -52,7 +52,7 @@ class Catalog:
     def t(self, key: str, /, **kw) -> str:
         """The message `key` (dotted path) formatted with `kw` (positional-only: a
         template may itself have a `{key}` field, as `detail.removed_key` does)."""
-        node = self._nodes.get(key)
+        node: Any = self._nodes.get(key)
         if node is None:  # a report asks for the same few hundred keys thousands of times
             node = self.m
             for part in key.split("."):
