@@ -8,7 +8,6 @@ saved REPORT.json without re-running the analysis.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 
 from .models import (
     SCHEMA_VERSION,
@@ -67,7 +66,7 @@ def pr_to_dict(pr: PullRequest, a: PRAnalysis | None, tz) -> dict:
                 "themes": a.themes,
                 "breaking": a.breaking,
                 "importance": a.importance,
-                "importance_reasons": [r.text + " " + _signed(r.points) for r in a.importance_reasons],  # str(r)
+                "importance_reasons": [str(r) for r in a.importance_reasons],
                 "importance_terms": [{"code": r.code, "points": r.points, "text": r.text} for r in a.importance_reasons],
                 "gist": a.gist,
                 "key_contribution": a.key_contribution,
@@ -78,13 +77,6 @@ def pr_to_dict(pr: PullRequest, a: PRAnalysis | None, tz) -> dict:
             }
         )
     return d
-
-
-@lru_cache(maxsize=1024)
-def _signed(points: float) -> str:
-    """`Reason.__str__`'s figure: scores take a few hundred values, and formatting a float
-    costs more than looking it up (a backfill writes ~13,000 reasons per 100 weeks)."""
-    return Reason("", points, "").__str__()[1:]
 
 
 def _comment(c: Comment) -> dict:
