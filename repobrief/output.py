@@ -34,12 +34,16 @@ def write_atomically(files: dict[Path, str]) -> None:
     with signals_deferred():
         try:
             for path, text in files.items():
-                path.parent.mkdir(parents=True, exist_ok=True)
                 leftovers = _leftovers(path.parent)
                 if path.is_dir():
                     raise IsADirectoryError(21, "is a folder", str(path))
                 _recover(path, leftovers)
-                fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                try:
+                    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                except FileNotFoundError:  # the folder was removed since this process listed it
+                    _LEFTOVERS.pop(path.parent, None)
+                    _recover(path, _leftovers(path.parent))
+                    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((Path(name), path))  # before writing: a failed write removes it too
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                     os.fchmod(fh.fileno(), mode)
@@ -90,8 +94,11 @@ _LEFTOVERS: dict[Path, set[str]] = {}
 
 
 def _leftovers(folder: Path) -> set[str]:
+    """The folder's leftovers; the folder is made when this process has not listed it
+    yet (a folder listed once is not checked again for each file written)."""
     found = _LEFTOVERS.get(folder)
     if found is None:
+        folder.mkdir(parents=True, exist_ok=True)
         with os.scandir(folder) as entries:
             found = {e.name for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")}
         _LEFTOVERS[folder] = found

@@ -414,6 +414,21 @@ except RepobriefError as e:
 """
 
 
+def test_a_folder_removed_between_writes_is_made_again(tmp_path):
+    """A process lists each folder once; when the folder is removed after that (a user
+    cleaning up during a long run), the next write makes it again instead of failing."""
+    import shutil
+
+    from repobrief.output import write_atomically
+
+    out = tmp_path / "reports" / "weekly"
+    write_atomically({out / "a.md": "first"})
+    shutil.rmtree(tmp_path / "reports")
+    write_atomically({out / "a.md": "second", out / "b.json": "{}"})
+    assert (out / "a.md").read_text() == "second" and (out / "b.json").read_text() == "{}"
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "b.json"]
+
+
 def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
     """A full disk while writing the second report: the first is not placed, the old
     files stay, and no temporary file is left in the folder."""
