@@ -84,17 +84,26 @@ def backfill(
             if progress:
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1, warnings=list(warnings))
-    from .pipeline import open_source, resolve_target, warm_up
+    from .pipeline import _Background, open_source, resolve_target, warm_up
     from .registry import SOURCES
 
     kind = resolve_target(target, source_name)[0]
-    warm_up({kind}, {settings.engine}, set(formats), {settings.language})
     # A source that needs no store (a clone) is opened and indexed here once: the forked
     # workers inherit what it read about the whole history instead of each reading it.
-    source = None
-    if not getattr(SOURCES.get(kind), "needs_store", True):
-        source = open_source(target, settings, source_name=source_name, offline=offline)
-        source.index()
+    # The index's git processes run while the modules the workers need are imported
+    # (on one core, the parent's start is the part of a backfill nothing overlaps).
+    def indexed():
+        opened = open_source(target, settings, source_name=source_name, offline=offline)
+        try:
+            opened.index()
+        except BaseException:
+            opened.close()
+            raise
+        return opened
+
+    indexing = _Background(indexed) if not getattr(SOURCES.get(kind), "needs_store", True) else None
+    warm_up({kind}, {settings.engine}, set(formats), {settings.language})
+    source = indexing.result() if indexing is not None else None  # its thread has ended: workers may fork
     try:
         return _parallel((*job[:-1], source), windows, workers, progress, started)
     finally:
