@@ -185,9 +185,9 @@ def generate_reports(
             if delegate is not None and k + 1 < len(parts):
                 del parts[len(parts) - delegate.give_parts(parts[k + 1:]):]
             last = k + 1 == len(parts)
-            if not last:  # the next part is read while this one is built
+            if not last:  # the next part is read while this one is built, from where this one ends
                 pending = _Background(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
-                                      source)
+                                      source, views[k] if views[k] is not source else None)
 
             def build(w: Window, span=span, diffs=diffs, seen=seen) -> Report:
                 earlier = _SeenBefore(seen, w.start) if seen is not None else None
@@ -250,9 +250,11 @@ class _Background:
 
 
 def _read_part(source, settings: Settings, part: list[Window], store, enrich_github: str | None,
-               offline: bool, whole=None) -> tuple[Span, dict[int, str]]:
+               offline: bool, whole=None, previous=None) -> tuple[Span, dict[int, str]]:
     """The span of `part` (its weeks and their baseline) and the diffs its detectors need;
-    `source` None: the part ends before the first commit (`whole` is the clone)."""
+    `source` None: the part ends before the first commit (`whole` is the clone).
+    `previous`: the view of the part before, read already (its last weeks are this
+    part's baseline)."""
     from concurrent.futures import ThreadPoolExecutor
 
     if source is None:
@@ -263,7 +265,7 @@ def _read_part(source, settings: Settings, part: list[Window], store, enrich_git
     # source can: a run of weeks needs the line counts of nearly every commit.
     start = span_start(part[0], settings)
     if hasattr(source, "preload"):
-        source.preload(start, _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]))
+        source.preload(start, _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]), previous)
     else:
         list(source.history(Window(start, part[-1].end, part[0].tz, "history")))
     with ThreadPoolExecutor(1) as pool:

@@ -273,34 +273,79 @@ class GitSource(Source):
             self._read_side(merge)
         self._classify()
 
-    def preload(self, since: datetime, lines_from: datetime) -> None:
+    def preload(self, since: datetime, lines_from: datetime, previous: GitSource | None = None) -> None:
         """Read everything since `since` with line counts from `lines_from` on, for a run
         of weeks (backfill). Nearly every commit of such a run needs its line counts, and
         one `git log --first-parent --raw --numstat` costs no more than the line counts
         alone, so the separate structure pass is left out unless the history has merges
         (whose side lines only a full walk reads); the baseline before `lines_from` is
-        read without line counts, alongside."""
+        read without line counts, alongside. `previous`: the view of the part before
+        (see `view`), whose last weeks are this part's baseline: see `_carried`."""
         from concurrent.futures import ThreadPoolExecutor
 
         if self._loaded_since is not None and self._loaded_since <= since:
             return
         lines_from = max(lines_from, since)
-        commits: dict[str, _RawCommit] = {}
-        baseline: dict[str, _RawCommit] = {}
-        with ThreadPoolExecutor(1) as pool:
-            early = pool.submit(self._read_log, baseline,
-                                ["--first-parent", f"--since={_slack(since)}", f"--until={lines_from.isoformat()}"])
-            self._read_log(commits, [f"--since={_slack(lines_from)}"], lines=True)
-            early.result()
-        self._numstat_done = set(commits)
-        for sha, c in baseline.items():
-            commits.setdefault(sha, c)
+        commits = self._carried(previous, since, lines_from) if previous is not None else None
+        if commits is None:
+            commits = {}
+            baseline: dict[str, _RawCommit] = {}
+            with ThreadPoolExecutor(1) as pool:
+                early = pool.submit(self._read_log, baseline,
+                                    ["--first-parent", f"--since={_slack(since)}", f"--until={lines_from.isoformat()}"])
+                self._read_log(commits, [f"--since={_slack(lines_from)}"], lines=True)
+                early.result()
+            self._numstat_done = set(commits)
+            for sha, c in baseline.items():
+                commits.setdefault(sha, c)
         # The full structure pass when the history has merges (their side lines), or when
         # the line does not hold together: a commit dated after `lines_from` but sitting
         # below where the line-count pass stopped is left out by both passes above.
         if any(len(c.parents) > 1 for c in commits.values()) or not self._line_holds(commits):
             self._read_log(commits, [f"--since={_slack(since)}"])
         self._loaded(commits, since)
+
+    def _carried(self, previous: GitSource, since: datetime, lines_from: datetime) -> dict[str, _RawCommit] | None:
+        """What `preload` reads, with only the commits above `previous`'s tip read from git
+        and the rest taken from `previous` (a backfill's part before this one, on the same
+        first-parent line): its last weeks are this part's baseline, which each part read
+        again (a twelfth of all line counts, at 52 weeks a part). The same commits as
+        reading afresh, found the way git walks: the line from the tip while commits are
+        no older than `--since` (line counts: `_slack(lines_from)`; the baseline:
+        `_slack(since)`, no newer than `lines_from`). None when `previous` lacks a commit
+        of that line or its line counts: then the part is read afresh."""
+        if previous._loaded_since is None or previous._loaded_since > since:
+            return None
+        new: dict[str, _RawCommit] = {}
+        self._read_log(new, [f"--since={_slack(lines_from)}", f"^{previous.tip}"], lines=True)
+        counted_from = (lines_from - timedelta(days=7)).timestamp()
+        base_from, base_until = (since - timedelta(days=7)).timestamp(), lines_from.timestamp()
+        old, old_counted = previous._commits, previous._numstat_done
+        commits: dict[str, _RawCommit] = {}
+        counted: set[str] = set()
+        in_counted_walk = True  # git's walk with line counts stops at its first older commit
+        sha: str | None = self.tip
+        while sha:
+            c = new.get(sha)
+            mine = c is not None
+            if c is None:
+                c = old.get(sha)
+                if c is None:  # a commit neither read: this part is read afresh
+                    return None
+            when = c.committed_at.timestamp()
+            if when < base_from:
+                break
+            in_counted_walk = in_counted_walk and when >= counted_from
+            if in_counted_walk:
+                if not mine and sha not in old_counted:
+                    return None
+                commits[sha] = c
+                counted.add(sha)
+            elif when <= base_until:  # the baseline, read without line counts
+                commits[sha] = c if mine or sha not in old_counted else _without_counts(c)
+            sha = c.parents[0] if c.parents else None
+        self._numstat_done = counted
+        return commits
 
     def _line_holds(self, commits: dict[str, _RawCommit]) -> bool:
         """Every commit read lies on the first-parent line from the tip without a gap."""
@@ -800,6 +845,12 @@ def _joined(pieces: Iterator[bytes], sep: bytes, start: re.Pattern[bytes]) -> It
         record = piece
     if record is not None:
         yield record
+
+
+def _without_counts(c: _RawCommit) -> _RawCommit:
+    """`c` as a pass without line counts reads it (`--raw`: every count 0)."""
+    files = [FileChange(path=f.path, added=0, deleted=0, status=f.status) for f in c.files]
+    return _RawCommit(c.sha, c.parents, c.author, c.email, c.committed_at, c.subject, c.body, files)
 
 
 def _slack(since: datetime) -> str:
