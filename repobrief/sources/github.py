@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Settings
@@ -84,6 +85,20 @@ class GitHubSource(Source):
         # (history, calibration weeks, the week) cost one fetch
         self._read: list[tuple[datetime, datetime, list[PullRequest]]] = []
         self._required: Window | None = None  # the weeks to report (see `require`)
+
+    @classmethod
+    def check_location(cls, location: str) -> None:
+        """`--source github` with a clone's folder is a mix-up, not a repository name."""
+        try:
+            parse_repository(location)
+        except UsageError:
+            if not Path(location).expanduser().exists():
+                raise
+            raise UsageError(
+                f"--source github reads a GitHub repository, and {location!r} is a local folder",
+                "drop --source github to read the clone with git (--github OWNER/REPO adds GitHub's labels and "
+                "discussion to it), or give github:OWNER/REPO",
+            ) from None
 
     # ------------------------------------------------------------------ plumbing
 
