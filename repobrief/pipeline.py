@@ -19,6 +19,7 @@ from .analysis.context import AnalysisContext, default_core_paths
 from .analysis.risks import DIFF_LINES, files_to_read, week_risks
 from .analysis.themes import WeekSample, build_themes
 from .config import Settings
+from .errors import UsageError
 from .i18n import catalog
 from .models import PullRequest, Report
 from .registry import ENGINES, RENDERERS, SOURCES
@@ -45,13 +46,24 @@ class _Clock:
 
 
 def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
-    """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path)."""
+    """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path).
+
+    `source` (`--source`) forces a source for a target without a prefix; one that
+    contradicts the target's prefix is a usage error, not silently overruled."""
     if source is not None and source not in SOURCES:
         SOURCES.get(source)  # raises: unknown source, with the valid ones
     if ":" in target and not Path(target).exists():
         scheme, _, rest = target.partition(":")
         if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):
+            if source is not None and source != scheme:
+                raise UsageError(
+                    f"--source {source} contradicts the target {target!r}, which names the {scheme} source",
+                    f"drop --source {source} to read it with the {scheme} source"
+                    + (", or give the path of a local clone instead" if source == "git" else ""),
+                )
             return scheme, rest
+    if source is not None:
+        SOURCES.get(source).check_location(target)  # e.g. a clone's folder given to --source github
     return (source or "git"), target
 
 

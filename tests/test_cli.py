@@ -72,6 +72,36 @@ def test_bad_flags_of_github_commands_are_usage_errors_before_any_request(tmp_pa
     assert got == 2 and message in err and out == ""
 
 
+@pytest.mark.parametrize(
+    "command, flags",
+    [
+        (["report"], ["--week", "2026-W26"]),
+        (["report"], ["--week", "2026-W26", "--offline"]),
+        (["backfill"], ["--from", "2026-W25", "--to", "2026-W26", "--out", "{out}"]),
+        (["site"], ["--out", "{out}"]),
+        (["batch", "export"], ["--out", "{out}/requests.jsonl", "--llm-model", "m"]),
+    ],
+)
+def test_a_source_that_contradicts_the_target_is_refused_before_anything_is_opened(small_repo, tmp_path, command, flags):
+    """`github:…` with `--source git` used to read GitHub regardless; a clone with
+    `--source github` failed as a bad repository name. Both are a usage error naming
+    the mix-up, and no store or output is created."""
+    db, out = tmp_path / "s.db", tmp_path / "out"
+    flags = [f.format(out=out) for f in flags]
+    common = ["--db", str(db), "--github-url", "http://127.0.0.1:9"]  # a request would be a different error
+
+    got, stdout, err = run_cli(*command, "github:acme/proj", "--source", "git", *flags, *common)
+    assert got == 2 and stdout == ""
+    assert "error: --source git contradicts the target 'github:acme/proj', which names the github source" in err
+    assert "hint: drop --source git to read it with the github source, or give the path of a local clone" in err
+
+    got, stdout, err = run_cli(*command, str(small_repo), "--source", "github", *flags, *common)
+    assert got == 2 and stdout == ""
+    assert f"error: --source github reads a GitHub repository, and {str(small_repo)!r} is a local folder" in err
+    assert "hint: drop --source github to read the clone with git" in err
+    assert not db.exists() and not out.exists()
+
+
 def test_bad_paths_and_config(tmp_path):
     got, _, err = run_cli("report", str(tmp_path / "nope"))
     assert got == 4 and "does not exist" in err

@@ -107,6 +107,38 @@ def test_a_synced_week_reports_offline_and_the_hint_for_a_missing_one_works(serv
     assert len(json.loads(offline.stdout)["pull_requests"]) == 22
 
 
+def test_an_offline_report_warns_when_its_trend_weeks_were_not_synced_and_says_how_to_sync_them(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    only_the_week = run(["sync", "github:verl-project/verl", "--since", "2026-06-22", "--tz", "Asia/Shanghai",
+                         "--db", db, "--github-url", server.url], tmp_path)
+    assert only_the_week.returncode == 0, only_the_week.stderr
+    # --source github with a bare OWNER/REPO names the same repository as github:OWNER/REPO
+    report = ["report", "verl-project/verl", "--source", "github", "--week", "2026-W26", "--tz", "Asia/Shanghai",
+              "--offline", "--db", db, "-f", "md,html,json", "-q"]
+
+    out = tmp_path / "partial"
+    partial = run([*report, "-o", str(out)], tmp_path)
+    assert partial.returncode == 0, partial.stderr
+    # the 12 baseline weeks start on 2026-03-30 (Monday of 2026-W14), the week on 2026-06-22
+    command = "repobrief sync github:verl-project/verl --since 2026-03-30 --tz Asia/Shanghai"
+    warning = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"]
+    assert len(warning) == 1 and warning[0].startswith("trends compare with weeks that were not synced")
+    assert "merged from 2026-03-30 to 2026-06-22 are not all in the store" in warning[0]
+    assert f"run `{command}` to sync them" in warning[0]
+    assert f"warning: {warning[0]}" in partial.stderr  # on stderr even with -q
+    assert "trends compare with weeks that were not synced" in next(out.glob("*.md")).read_text(encoding="utf-8")
+    assert "trends compare with weeks that were not synced" in next(out.glob("*.html")).read_text(encoding="utf-8")
+
+    # What the warning says, and no more: the baseline weeks had no PRs, but they were synced
+    synced = run([*command.split()[1:], "--db", db, "--github-url", server.url], tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    out = tmp_path / "complete"
+    complete = run([*report, "-o", str(out)], tmp_path)
+    assert complete.returncode == 0, complete.stderr
+    assert json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"] == []
+    assert "not synced" not in complete.stderr
+
+
 def test_an_offline_report_from_a_read_only_store_is_written_and_not_kept(server, tmp_path):
     db = tmp_path / "store.db"
     synced = run(["sync", "github:verl-project/verl", "--since", "2026-06-22", "--tz", "Asia/Shanghai", "--db", str(db),

@@ -286,6 +286,43 @@ def test_report_with_an_unreachable_database_fails_before_reading(pg_url, tmp_pa
     assert not (tmp_path / "out").exists()
 
 
+def test_a_database_of_another_application_is_refused_and_its_tables_left_alone(pg_url, tmp_path):
+    """`--db` at another application's PostgreSQL database stops the command before it
+    writes anything (as for a SQLite file); its tables in a schema of their own are no
+    obstacle: repobrief's go beside them, in `public`."""
+    from sqlalchemy import create_engine, inspect, text
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(make_url(pg_url).set(drivername="postgresql+psycopg"))
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)"))
+        conn.execute(text("INSERT INTO customers VALUES (1, 'alice')"))
+    repo = _small_repo(tmp_path / "alpha", "alpha")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPOBRIEF_")}
+    report = [str(EXE), "report", str(repo), "--week", "2026-W26", "--name", "acme/alpha", "--lang", "en", "--db", pg_url,
+              "--out", str(tmp_path / "out")]
+
+    refused = subprocess.run(report, env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == StoreError.exit_code, refused.stderr
+    assert "holds other tables (customers) and no repobrief schema; nothing was added to it" in refused.stderr
+    assert "hint: the database is not a repobrief database; create an empty one" in refused.stderr
+    assert _password(pg_url) not in refused.stderr + refused.stdout and "***" in refused.stderr
+    assert not (tmp_path / "out").exists()
+    with engine.connect() as conn:
+        assert inspect(conn).get_table_names() == ["customers"]
+
+    with engine.begin() as conn:  # the application keeps its tables in a schema of its own
+        conn.execute(text("CREATE SCHEMA crm"))
+        conn.execute(text("ALTER TABLE customers SET SCHEMA crm"))
+    done = subprocess.run(report, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT name FROM crm.customers")).scalars().all() == ["alice"]
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == SCHEMA_REVISION
+        assert conn.execute(text("SELECT count(*) FROM pull_requests")).scalar() == 3
+    engine.dispose()
+
+
 def test_threads_creating_the_same_new_repositories(pg_url):
     """Threads sharing a store, each round creating three repositories at once: a
     repository id one thread has inserted but not yet committed must not be used

@@ -216,6 +216,44 @@ def test_another_applications_database_is_refused_and_left_as_it_is(tmp_path):
     con.close()
 
 
+def _engine_for(target: str):
+    """A plain SQLAlchemy engine on a test store location (to play another application)."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    if "://" not in target:
+        return create_engine(f"sqlite:///{target}")
+    return create_engine(make_url(target).set(drivername="postgresql+psycopg"))
+
+
+@pytest.mark.parametrize("alembic", [None, "4f2a9c1e0b7d"], ids=["no alembic", "its own alembic"])
+def test_another_applications_database_is_refused_on_either_backend(target, alembic):
+    """SQLite and PostgreSQL alike: another application's tables, without a schema revision
+    or with one from its own Alembic (not repobrief's), are left as they were."""
+    from sqlalchemy import inspect, text
+
+    engine = _engine_for(target)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER)"))
+        conn.execute(text("INSERT INTO invoices (id, total) VALUES (1, 42)"))
+        if alembic:
+            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)"))
+            conn.execute(text(f"INSERT INTO alembic_version VALUES ('{alembic}')"))
+    with pytest.raises(StoreError) as e:
+        open_store(target).repositories()
+    what = f"a schema revision ('{alembic}') that is not repobrief's" if alembic else "no repobrief schema"
+    assert f"holds other tables (invoices) and {what}; nothing was added to it" in e.value.message
+    assert "not a repobrief database" in e.value.hint and "newer" not in e.value.message
+    if target.startswith("postgresql"):
+        password = target.split(":")[2].split("@")[0]
+        assert password not in str(e.value) and "***" in e.value.message
+        assert "CREATE DATABASE" in e.value.hint
+    with engine.connect() as conn:
+        assert sorted(inspect(conn).get_table_names()) == sorted(["invoices"] + (["alembic_version"] if alembic else []))
+        assert conn.execute(text("SELECT total FROM invoices")).scalar() == 42
+    engine.dispose()
+
+
 def test_a_damaged_store_says_what_to_do(tmp_path):
     db = tmp_path / "rb.db"
     with open_store(db) as store:

@@ -44,7 +44,7 @@ def backfill(
     formats = parse_formats(fmt)
     check_out_folder(out)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
-                                     engine=engine, db=db, github_url=github_url)
+                                     engine=engine, db=db, github_url=github_url, source=source)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
     bar = None
     show = not quiet and sys.stderr.isatty()

@@ -78,7 +78,7 @@ def export(
 
             settings = opt.load_cli_settings(
                 path, config=config, name=name, tz=tz, lang=lang, threshold=threshold, engine="llm", db=db,
-                github_url=github_url, llm={"model": llm_model},
+                github_url=github_url, llm={"model": llm_model}, source=source,
             )
             window = resolve_window(week, since, until, parse_timezone(settings.timezone or "UTC"))
             export.add(path, settings, window, offline=offline, enrich_github=github, source_name=source)

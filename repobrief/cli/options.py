@@ -18,7 +18,7 @@ THRESHOLD = typer.Option(None, "--threshold", help="Importance threshold for the
 CONFIG = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH).")
 ENGINE = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm.")
 DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir).")
-SOURCE = typer.Option(None, "--source", help="Force a source: git or github.")
+SOURCE = typer.Option(None, "--source", help="Source of a target without a prefix: git (default) or github (OWNER/REPO); a github: target needs none.")
 GITHUB_URL = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3).")
 OFFLINE = typer.Option(False, "--offline", help="Read PRs only from the store: no requests to GitHub (an llm engine still asks its model).")
 
@@ -35,12 +35,16 @@ def load_cli_settings(
     db: str | None = None,
     github_url: str | None = None,
     llm: dict | None = None,
+    source: str | None = None,
 ) -> Settings:
     """Settings from the config file, the environment and these flags; bad flag
-    values are reported before anything is read."""
+    values (a `--source` that contradicts the target too) are reported before
+    anything is read or opened."""
     from ..config import load_settings
+    from ..pipeline import resolve_target
     from ..window import parse_timezone
 
+    kind, location = resolve_target(target, source)
     if lang is not None and lang not in LANGUAGES:
         raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")
     if tz is not None:
@@ -55,5 +59,4 @@ def load_cli_settings(
         "llm": {k: v for k, v in (llm or {}).items() if v is not None},
         "github": {"url": github_url} if github_url else {},
     }
-    repo_dir = None if target.startswith("github:") else target
-    return load_settings(repo_dir, config_file=config, overrides=overrides)
+    return load_settings(location if kind == "git" else None, config_file=config, overrides=overrides)

@@ -95,7 +95,7 @@ def report(
     formats = parse_formats(fmt) if fmt is not None else None
     settings = opt.load_cli_settings(
         path, config=config, name=name, tz=tz, lang=lang, threshold=threshold, engine=engine, db=db,
-        github_url=github_url, llm={"model": llm_model, "concurrency": llm_concurrency},
+        github_url=github_url, llm={"model": llm_model, "concurrency": llm_concurrency}, source=source,
     )
     formats = formats or parse_formats(",".join(settings.formats))
     if len(formats) > 1 and out is None:

@@ -35,7 +35,7 @@ def site(
     from ..site import build_site
 
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
-                                     engine=engine, db=db, github_url=github_url)
+                                     engine=engine, db=db, github_url=github_url, source=source)
 
     def progress(week: str) -> None:
         if not quiet:

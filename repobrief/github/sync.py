@@ -224,10 +224,15 @@ def require_covered(store, repo: str, start: datetime, end: datetime, label: str
         return
     until = stored_until(extra)
     have = f"; stored: up to {until:%Y-%m-%d %H:%M} UTC" if until else "; nothing of it is stored"
+    raise SourceError(
+        f"{label} of {repo} is not in the store {getattr(store, 'display', '')}{have}".replace("  ", " "),
+        f"run `{sync_command(repo, start)}` first, or drop --offline",
+    )
+
+
+def sync_command(repo: str, start: datetime) -> str:
+    """The `repobrief sync` that stores the PRs of `repo` merged from `start` on."""
     # --since is read in --tz (else the config's zone): name the zone the date is in
     zone = getattr(start.tzinfo, "key", None)
     since = start.date() if zone else start.astimezone(UTC).date()
-    raise SourceError(
-        f"{label} of {repo} is not in the store {getattr(store, 'display', '')}{have}".replace("  ", " "),
-        f"run `repobrief sync github:{repo} --since {since.isoformat()} --tz {zone or 'UTC'}` first, or drop --offline",
-    )
+    return f"repobrief sync github:{repo} --since {since.isoformat()} --tz {zone or 'UTC'}"

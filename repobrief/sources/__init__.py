@@ -30,6 +30,11 @@ class Source(ABC):
     def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
         """Yield the PRs merged into the default branch inside `window`."""
 
+    @classmethod  # noqa: B027 - an optional hook
+    def check_location(cls, location: str) -> None:
+        """Raise `UsageError` when `location` (a target given with `--source NAME`) is
+        nothing this source can read, before anything is opened."""
+
     def require(self, window: Window) -> None:  # noqa: B027 - an optional hook
         """The weeks about to be reported: a source that cannot give all of them says so
         here, before anything is read. The weeks read before them (for trends and to

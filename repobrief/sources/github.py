@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Settings
@@ -84,6 +85,20 @@ class GitHubSource(Source):
         # (history, calibration weeks, the week) cost one fetch
         self._read: list[tuple[datetime, datetime, list[PullRequest]]] = []
         self._required: Window | None = None  # the weeks to report (see `require`)
+
+    @classmethod
+    def check_location(cls, location: str) -> None:
+        """`--source github` with a clone's folder is a mix-up, not a repository name."""
+        try:
+            parse_repository(location)
+        except UsageError:
+            if not Path(location).expanduser().exists():
+                raise
+            raise UsageError(
+                f"--source github reads a GitHub repository, and {location!r} is a local folder",
+                "drop --source github to read the clone with git (--github OWNER/REPO adds GitHub's labels and "
+                "discussion to it), or give github:OWNER/REPO",
+            ) from None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -163,15 +178,33 @@ class GitHubSource(Source):
         yield from (p for p in prs if window.contains(p.merged_at))
 
     def history(self, window: Window) -> Iterator[PullRequest]:
-        """Earlier weeks: from the store when it has them (no requests), else fetched."""
+        """Earlier weeks: from the store when it has them (no requests), else fetched.
+        Offline, weeks that were never synced are read as they are (often empty), and
+        the report says that its trends compare with them."""
         if self.store is not None:
             from ..github.sync import SOURCE, covered
 
             state = self.store.get_sync_state(self.repository, SOURCE)
-            if self.offline or covered(state.extra if state else None, window.start, window.end):
+            extra = state.extra if state else None
+            if self.offline:
+                baseline_end = self._required.start if self._required is not None else window.end
+                if window.start < baseline_end and not covered(extra, window.start, baseline_end):
+                    self._warn_unsynced(window.start, baseline_end)
+            if self.offline or covered(extra, window.start, window.end):
                 yield from self._from_store(window, require=False)
                 return
         yield from self.iter_pull_requests(window)
+
+    def _warn_unsynced(self, start: datetime, end: datetime) -> None:
+        from ..github.sync import sync_command
+
+        warning = (
+            f"trends compare with weeks that were not synced: the PRs of {self.repository} merged from "
+            f"{start:%Y-%m-%d} to {end:%Y-%m-%d} are not all in the store, so those weeks may look quieter "
+            f"than they were; run `{sync_command(self.repository, start)}` to sync them"
+        )
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
         self._check_stored(window, require=require)

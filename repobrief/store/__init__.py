@@ -647,6 +647,8 @@ def _migrate(engine, display: str) -> None:
         cfg = Config()
         cfg.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
         if current is not None and current not in {s.revision for s in ScriptDirectory.from_config(cfg).walk_revisions()}:
+            with engine.connect() as conn:  # another application's Alembic, not a newer repobrief
+                _refuse_foreign(conn, display, revision=current)
             raise StoreError(
                 f"the store {display} has schema revision {current!r}, newer than this repobrief knows",
                 "upgrade repobrief, or use another database with --db",
@@ -665,22 +667,34 @@ def _migrate(engine, display: str) -> None:
         raise _store_error(f"cannot open the store {display}", e) from None
 
 
-def _refuse_foreign(conn, display: str) -> None:
-    """A SQLite file with another application's tables and no schema revision is not
-    turned into a store: migrating would add repobrief's tables to someone else's data."""
-    if conn.dialect.name != "sqlite":
-        return
+def _refuse_foreign(conn, display: str, revision: str | None = None) -> None:
+    """A database with another application's tables and no repobrief schema (no schema
+    revision, or `revision` from another application's Alembic) is not turned into a
+    store: migrating would add repobrief's tables to someone else's data. On PostgreSQL
+    the tables that count are those of the schema repobrief would create its own in
+    (the connection's `search_path`, usually `public`); other schemas are left alone."""
     from sqlalchemy import inspect
 
     from .schema import metadata
 
-    foreign = sorted(set(inspect(conn).get_table_names()) - set(metadata.tables))
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
-        raise StoreError(
-            f"cannot open the store {display}: it holds other tables ({shown}) and no repobrief schema; nothing was added to it",
-            "the file is not a repobrief database; choose another path with --db",
-        )
+    tables = set(inspect(conn).get_table_names())
+    ours = set(metadata.tables)
+    if revision is not None and tables & ours:
+        return  # repobrief's tables at a revision this version does not know: a newer repobrief
+    # alembic_version beside repobrief's tables: another process migrated this new database meanwhile
+    foreign = sorted(tables - ours - {"alembic_version"})
+    if not foreign:
+        return
+    shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+    what = f"a schema revision ({revision!r}) that is not repobrief's" if revision is not None else "no repobrief schema"
+    if conn.dialect.name == "sqlite":
+        hint = "the file is not a repobrief database; choose another path with --db"
+    else:
+        hint = ("the database is not a repobrief database; create an empty one for repobrief "
+                "(e.g. CREATE DATABASE repobrief) and give its URL with --db")
+    raise StoreError(
+        f"cannot open the store {display}: it holds other tables ({shown}) and {what}; nothing was added to it", hint
+    )
 
 
 def _open(t: str, migrate: bool):
