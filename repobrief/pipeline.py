@@ -85,10 +85,16 @@ def _open(target: str, settings: Settings, source_name: str | None, offline: boo
           engine=None, source=None):
     source_cls = type(source) if source is not None else SOURCES.get(resolve_target(target, source_name)[0])
     engine_cls = type(engine) if engine is not None else ENGINES.get(settings.engine)
-    if store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False) or enrich_github):
+    own_store = store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False)
+                                   or bool(enrich_github))
+    if own_store:
         store = open_store_for(settings)
     if source is None:
-        source = open_source(target, settings, source_name=source_name, offline=offline, store=store)
+        try:
+            source = open_source(target, settings, source_name=source_name, offline=offline, store=store)
+        except BaseException:
+            _close_own(store, own_store)  # a source that cannot be opened leaves no store open
+            raise
     return source, engine_cls, store
 
 
