@@ -1,7 +1,9 @@
 """Message catalogs for the report's languages (zh, en).
 
 The catalogs are package data (`repobrief/locales/{lang}.toml`): section
-headings, sentence templates, names of change types, themes and risks. Numbers
+headings, sentence templates, names of change types, themes and risks. A
+message that speaks of the week may have a `_range` wording for a custom date
+range (`{days}` its length) and a `_day` wording for a single day. Numbers
 are written with thousands separators and dates as ISO dates in both languages,
 which is what engineering reports use; Babel was left out because its import
 and locale data cost more than the whole offline report's budget for no visible
@@ -122,6 +124,9 @@ class Catalog:
         return self.t("card.title", repository=repository, year=int(y), week=int(w), start=a, end=b)
 
     def date_range(self, start, end_inclusive) -> str:
+        """`start` to `end_inclusive`, or the one day when they are the same."""
+        if start == end_inclusive:
+            return self.t("date_range_day", day=start.isoformat())
         return self.t("date_range", start=start.isoformat(), end=end_inclusive.isoformat())
 
     def type_name(self, ty: str) -> str:

@@ -361,6 +361,36 @@ def test_a_custom_range_reads_as_a_period_in_every_format(verl_repo, tmp_path, l
     assert card["elements"][0]["text"]["content"] == {"en": "**Highlights**", "zh": "**这14天的亮点**"}[lang]
 
 
+@pytest.mark.parametrize("lang, said", [
+    ("en", {"title": "verl-project/verl report, 2026-07-08", "card": "verl-project/verl (07-08)",
+            "lead": "On 2026-07-08, verl-project/verl merged 5 PRs (", "meta": '<p class="meta">2026-07-08 · ',
+            "empty": "No pull requests were merged into verl-project/verl on 2026-06-28. There is nothing to review for that day."}),
+    ("zh", {"title": "verl-project/verl 报告（2026-07-08）", "card": "verl-project/verl (07-08)",
+            "lead": "2026-07-08当天，verl-project/verl共合并5个PR（", "meta": '<p class="meta">2026-07-08 · ',
+            "empty": "2026-06-28当天，verl-project/verl没有合并任何PR。当天无需评审的变更。"}),
+])
+def test_a_one_day_range_reads_as_that_day(verl_repo, tmp_path, lang, said):
+    """`--since D --until D` is one day: "On 2026-07-08, …" / "2026-07-08当天，…", not
+    "From 2026-07-08 to 2026-07-08" in the title, the summary, the page and the card."""
+    for day in ("2026-07-08", "2026-06-28"):  # five PRs merged; none
+        code, _, err = run_cli("report", str(verl_repo), *VERL[:2], "--since", day, "--until", day, "--tz", "Asia/Shanghai",
+                               "--lang", lang, "--format", "md,html,json,feishu", "--out", str(tmp_path), "-q")
+        assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    for name, text in written.items():
+        assert not re.search(r"(\d\d-\d\d)(?: to |至| 至 )(?:\d{4}-)?\1", text), name
+    d = json.loads(written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.json"])
+    assert (d["title"], d["card"]["title"]) == (said["title"], said["card"])
+    assert d["sections"]["summary"]["text"].startswith(said["lead"])
+    md = written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.md"]
+    assert md.startswith(f"# {said['title']}\n") and f"\n{said['lead']}" in md
+    assert said["meta"] in written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.html"]
+    card = json.loads(written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.feishu.json"])["card"]
+    assert card["header"]["title"]["content"] == said["card"]
+    quiet = json.loads(written[f"verl-project__verl-2026-06-28..2026-06-28.{lang}.json"])
+    assert quiet["stats"]["merged_prs"] == 0 and quiet["sections"]["summary"]["text"] == said["empty"]
+
+
 def test_markdown_quoted_from_a_body_reads_as_text(verl_repo):
     """verl 2026-W28's #6243 opens its body with a bold link; the key change quotes its text."""
     code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--week", "2026-W28", "--tz", "Asia/Shanghai",
