@@ -319,9 +319,11 @@ _MD_EMPHASIS = re.compile(
 )
 _HTML_TAG = re.compile(
     r"</?(a|abbr|b|br|center|code|del|details|div|em|font|h[1-6]|hr|i|img|ins|kbd|li|mark|ol|p|pre|s|small|span|"
-    r"strike|strong|sub|summary|sup|table|td|th|tr|u|ul)\b[^<>]*>",
+    r"strike|strong|sub|summary|sup|table|td|th|tr|u|ul|script|style|iframe|noscript)\b[^<>]*>",
     re.I,
 )
+# GitHub shows neither these elements nor their content (a review comment's `<script>…</script>`).
+_HIDDEN_ELEMENT = re.compile(r"<(script|style)\b[^<>]*>.*?</\1\s*>", re.I | re.S)
 _SPACING_TAGS = {"br", "div", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "p", "td", "th", "tr"}  # read as a space
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~|])")
 _SPACE_RUN = re.compile(r"[ \t]{2,}")
@@ -347,6 +349,7 @@ def plain_markdown(text: str) -> str:
 # character is tried at every position.
 def _plain_prose(text: str) -> str:
     if "<" in text:
+        text = _HIDDEN_ELEMENT.sub("", text)
         text = _HTML_TAG.sub(lambda m: " " if m.group(1).lower() in _SPACING_TAGS else "", text)
         text = _MD_AUTOLINK.sub(r"\1", text)
     if "[" in text:
@@ -377,19 +380,39 @@ def _word_chars(text: str) -> int:
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
 
 
-def first_sentence(text: str, limit: int = 220) -> str:
-    """The first real sentence of `text` (not a bare link or issue reference), as
-    plain text (`plain_markdown`), at most `limit` characters."""
+def sentences(text: str, limit: int = 220) -> Iterator[str]:
+    """The sentences of `text`'s real paragraphs (not a bare link, issue reference,
+    image or badge), in order, as plain text (`plain_markdown`, `inert_text`), one at a
+    time. Of each paragraph only the first `limit * 4` characters are read: the
+    Markdown patterns backtrack on long runs of unclosed markers, and a caller keeps
+    a sentence or a few of at most `limit` characters anyway."""
     for para in iter_paragraphs(text):
         if _too_short(para):
             continue
-        # Cut first: the Markdown patterns backtrack on long runs of unclosed markers, and
-        # the sentence kept is at most `limit` characters anyway.
         para = plain_markdown(para[: limit * 4])
         if _too_short(para):  # an image, a badge or HTML alone: the next paragraph says more
             continue
-        m = _SENTENCE_END.search(para)
-        s = para[: m.start()] if m else para
-        s = inert_text(s.strip())
-        return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
-    return ""
+        start = 0
+        while True:  # searched one at a time: most callers stop at the first
+            m = _SENTENCE_END.search(para, start)
+            if s := inert_text(para[start:m.start() if m else len(para)].strip()):
+                yield s
+            if m is None:
+                break
+            start = m.end()
+
+
+def clip(text: str, limit: int, *, at_word: bool = False) -> str:
+    """`text`, or its first `limit - 1` characters and "…" (`at_word`: cut at the last
+    space before them, without a dangling comma or colon)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if at_word:
+        return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(",;: ") + "…"
+    return cut.rstrip() + "…"
+
+
+def first_sentence(text: str, limit: int = 220) -> str:
+    """The first real sentence of `text` (`sentences`), at most `limit` characters."""
+    return clip(next(sentences(text, limit), ""), limit)

@@ -1,7 +1,9 @@
 """Message catalogs for the report's languages (zh, en).
 
 The catalogs are package data (`repobrief/locales/{lang}.toml`): section
-headings, sentence templates, names of change types, themes and risks. Numbers
+headings, sentence templates, names of change types, themes and risks. A
+message that speaks of the week may have a `_range` wording for a custom date
+range (`{days}` its length) and a `_day` wording for a single day. Numbers
 are written with thousands separators and dates as ISO dates in both languages,
 which is what engineering reports use; Babel was left out because its import
 and locale data cost more than the whole offline report's budget for no visible
@@ -72,28 +74,59 @@ class Catalog:
     def get(self, section: str, key: str, default: str | None = None) -> str | None:
         return self.m.get(section, {}).get(key, default)
 
-    def headings(self) -> dict[str, str]:
-        return {k: self.m["headings"][k] for k in SECTION_ORDER}
+    def period_key(self, key: str, days: int | None) -> str:
+        """`key` for an ISO week (`days` None); for a custom date range of `days` days, its
+        `_day` wording (one day) or its `_range` wording, when the catalog has one. A
+        message without either does not speak of the week and serves every period."""
+        if days is None:
+            return key
+        section, _, name = key.rpartition(".")
+        table = self.m.get(section, {}) if section else self.m
+        for suffix in ("_day", "_range") if days == 1 else ("_range",):
+            if name + suffix in table:
+                return key + suffix
+        return key
 
-    def numbered_heading(self, key: str) -> str:
-        return f"{SECTION_ORDER.index(key) + 1}. {self.m['headings'][key]}"
+    def period(self, key: str, days: int | None, /, **kw) -> str:
+        """The message `key` worded for the report's period (see `period_key`); a `{days}`
+        field is the range's length."""
+        worded = self.period_key(key, days)
+        return self.t(key, **kw) if worded == key else self.t(worded, days=days, **kw)
+
+    def period_template(self, key: str, days: int | None) -> str | None:
+        """The raw template `key` worded for the period (None if absent), its `{days}` filled
+        in and its other fields left for the caller."""
+        worded = self.period_key(key, days)
+        section, _, name = worded.rpartition(".")
+        template = (self.m.get(section, {}) if section else self.m).get(name)
+        return template.replace("{days}", str(days)) if template is not None and worded != key else template
+
+    def headings(self, days: int | None = None) -> dict[str, str]:
+        """The section headings, for a report of `days` days (None: an ISO week)."""
+        return {k: self.period(f"headings.{k}", days) for k in SECTION_ORDER}
+
+    def numbered_heading(self, key: str, days: int | None = None) -> str:
+        return f"{SECTION_ORDER.index(key) + 1}. {self.period(f'headings.{key}', days)}"
 
     def title(self, report) -> str:
         y, w = _year_week(report)
         if w is None:
-            return self.t("title_range", repository=report.repository, start=report.start.date().isoformat(),
-                          end=_last_day(report).isoformat())
+            return self.period("title", report_days(report), repository=report.repository,
+                               start=report.start.date().isoformat(), end=_last_day(report).isoformat())
         return self.t("title", repository=report.repository, year=y, week=w)
 
     def card_title(self, repository: str, week: str, start: date, last_day: date) -> str:
         """The card header: `{repo} {year} 第{week}周周报 (MM-DD 至 MM-DD)` / `… week N, YYYY (…)`."""
         a, b = start.strftime("%m-%d"), last_day.strftime("%m-%d")
         if "-W" not in week:
-            return self.t("card.title_range", repository=repository, start=a, end=b)
+            return self.period("card.title", (last_day - start).days + 1, repository=repository, start=a, end=b)
         y, w = week.split("-W")
         return self.t("card.title", repository=repository, year=int(y), week=int(w), start=a, end=b)
 
     def date_range(self, start, end_inclusive) -> str:
+        """`start` to `end_inclusive`, or the one day when they are the same."""
+        if start == end_inclusive:
+            return self.t("date_range_day", day=start.isoformat())
         return self.t("date_range", start=start.isoformat(), end=end_inclusive.isoformat())
 
     def type_name(self, ty: str) -> str:
@@ -124,6 +157,14 @@ def _year_week(report) -> tuple[int, int | None]:
         y, w = label.split("-W")
         return int(y), int(w)
     return report.start.year, None
+
+
+def report_days(report) -> int | None:
+    """How many days a custom date range's report covers; None for an ISO week's report,
+    which the catalog's plain messages word as "this week" (`Catalog.period_key`)."""
+    if "-W" in report.week:
+        return None
+    return (_last_day(report) - report.start.date()).days + 1
 
 
 def _last_day(report):

@@ -112,7 +112,7 @@ def sections_to_dict(s: Sections, headings: dict[str, str]) -> dict:
 
 
 def report_to_dict(report: Report) -> dict:
-    from .i18n import catalog
+    from .i18n import catalog, report_days
 
     cat = catalog(report.lang)
     tz = report.start.tzinfo
@@ -138,7 +138,7 @@ def report_to_dict(report: Report) -> dict:
         ],
         "themes": [t.to_dict() for t in report.themes],
         "risks": [r.to_dict() for r in report.risks],
-        "sections": sections_to_dict(report.sections, cat.headings()),
+        "sections": sections_to_dict(report.sections, cat.headings(report_days(report))),
         "card": _card(report.card),
         "engine": report.engine,
         "warnings": list(report.warnings),

@@ -330,6 +330,67 @@ def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang
         assert not [k for k, text in texts.items() if word in text], word
 
 
+@pytest.mark.parametrize("lang, week_word", [("en", re.compile("week", re.IGNORECASE)), ("zh", re.compile("周"))])
+def test_a_custom_range_reads_as_a_period_in_every_format(verl_repo, tmp_path, lang, week_word):
+    """The headings, labels and empty-section lines that the Markdown, the HTML page and
+    the chat cards add to the sections read as the period too ("2. 这14天的重点变化", a
+    card's "这14天的亮点", the page's "All PRs of this 14-day period"). Nothing merged
+    on 2026-06-27..28 reached the table or raised a risk, so those say so for the period."""
+    formats = "md,html,json,feishu,slack,dingtalk,wecom"
+    for since, until in (("2026-06-15", "2026-06-28"), ("2026-06-27", "2026-06-28")):
+        code, _, err = run_cli("report", str(verl_repo), *VERL[:2], "--since", since, "--until", until,
+                               "--tz", "Asia/Shanghai", "--lang", lang, "--format", formats, "--out", str(tmp_path), "-q")
+        assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    assert len(written) == 14
+    for name, text in written.items():
+        if name.endswith(f".{lang}.json"):  # the report's own keys ("week", "history_weeks") are not wording
+            d = json.loads(text)
+            text = json.dumps([d["title"], d["sections"], d["card"]], ensure_ascii=False)
+        said = [text[max(0, m.start() - 30):m.end() + 30] for m in week_word.finditer(text)]
+        assert not said, (name, said)
+    two_weeks = written[f"verl-project__verl-2026-06-15..2026-06-28.{lang}.md"]
+    assert {"en": "\n## 2. Key changes\n", "zh": "\n## 2. 这14天的重点变化\n"}[lang] in two_weeks
+    two_days = written[f"verl-project__verl-2026-06-27..2026-06-28.{lang}.md"]
+    for line in {"en": ["No notable risks in this 2-day period.", "No PR reached the importance threshold of 5 in this 2-day period."],
+                 "zh": ["这2天无明显风险。", "这2天没有重要性达到5的PR。"]}[lang]:
+        assert f"\n{line}\n" in two_days
+    page = written[f"verl-project__verl-2026-06-15..2026-06-28.{lang}.html"]
+    assert {"en": "<summary>All PRs of this 14-day period (43)</summary>", "zh": "<summary>这14天的全部PR (43)</summary>"}[lang] in page
+    card = json.loads(written[f"verl-project__verl-2026-06-15..2026-06-28.{lang}.feishu.json"])["card"]
+    assert card["elements"][0]["text"]["content"] == {"en": "**Highlights**", "zh": "**这14天的亮点**"}[lang]
+
+
+@pytest.mark.parametrize("lang, said", [
+    ("en", {"title": "verl-project/verl report, 2026-07-08", "card": "verl-project/verl (07-08)",
+            "lead": "On 2026-07-08, verl-project/verl merged 5 PRs (", "meta": '<p class="meta">2026-07-08 · ',
+            "empty": "No pull requests were merged into verl-project/verl on 2026-06-28. There is nothing to review for that day."}),
+    ("zh", {"title": "verl-project/verl 报告（2026-07-08）", "card": "verl-project/verl (07-08)",
+            "lead": "2026-07-08当天，verl-project/verl共合并5个PR（", "meta": '<p class="meta">2026-07-08 · ',
+            "empty": "2026-06-28当天，verl-project/verl没有合并任何PR。当天无需评审的变更。"}),
+])
+def test_a_one_day_range_reads_as_that_day(verl_repo, tmp_path, lang, said):
+    """`--since D --until D` is one day: "On 2026-07-08, …" / "2026-07-08当天，…", not
+    "From 2026-07-08 to 2026-07-08" in the title, the summary, the page and the card."""
+    for day in ("2026-07-08", "2026-06-28"):  # five PRs merged; none
+        code, _, err = run_cli("report", str(verl_repo), *VERL[:2], "--since", day, "--until", day, "--tz", "Asia/Shanghai",
+                               "--lang", lang, "--format", "md,html,json,feishu", "--out", str(tmp_path), "-q")
+        assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    for name, text in written.items():
+        assert not re.search(r"(\d\d-\d\d)(?: to |至| 至 )(?:\d{4}-)?\1", text), name
+    d = json.loads(written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.json"])
+    assert (d["title"], d["card"]["title"]) == (said["title"], said["card"])
+    assert d["sections"]["summary"]["text"].startswith(said["lead"])
+    md = written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.md"]
+    assert md.startswith(f"# {said['title']}\n") and f"\n{said['lead']}" in md
+    assert said["meta"] in written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.html"]
+    card = json.loads(written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.feishu.json"])["card"]
+    assert card["header"]["title"]["content"] == said["card"]
+    quiet = json.loads(written[f"verl-project__verl-2026-06-28..2026-06-28.{lang}.json"])
+    assert quiet["stats"]["merged_prs"] == 0 and quiet["sections"]["summary"]["text"] == said["empty"]
+
+
 def test_markdown_quoted_from_a_body_reads_as_text(verl_repo):
     """verl 2026-W28's #6243 opens its body with a bold link; the key change quotes its text."""
     code, out, _ = run_cli("report", str(verl_repo), *VERL[:2], "--week", "2026-W28", "--tz", "Asia/Shanghai",

@@ -12,15 +12,19 @@ Called by the offline engine only when a source could see discussion
 A thread is substantive by its replies, its length, who wrote it (owners,
 members and collaborators weigh more; bots less), whether its reviewer
 requested changes, and whether it was still open at merge. The text of
-comments is untrusted: it is reduced to plain text, its first sentence
-quoted, and never interpreted as instructions; renderers escape it.
+comments is untrusted: it is reduced to plain text as PR bodies are
+(`conventions.sentences`), the sentence that carries its point quoted, and
+never interpreted as instructions; renderers escape it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
 
+from ..conventions import clip, iter_paragraphs, plain_markdown, sentences
 from ..models import Comment, PullRequest, ReviewThread, Risk
 
 MAINTAINER_ROLES = {"OWNER", "MEMBER", "COLLABORATOR"}
@@ -34,16 +38,14 @@ _QUESTION = re.compile(
 )
 _PROBLEM = re.compile(r"\b(bug|crash|incorrect|wrong|unsafe|race|leak|broken|fails?|error|regression|deadlock|oom)\b", re.IGNORECASE)
 _SUGGEST = re.compile(r"```suggestion|\b(suggest|consider|could you|please|prefer|maybe|would be better)\b", re.IGNORECASE)
-_CODE_BLOCK = re.compile(r"```.*?(```|$)", re.DOTALL)
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_HTML = re.compile(r"<[^>]{0,200}>")
 _BOLD_AUTHOR = re.compile(r"^\s*\*\*[^*\n]{1,80}\*\*:\s*")
 _URL = re.compile(r"https?://\S+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+_URL_AT_END = re.compile(r"https?://\S+$")
+_SPACES = re.compile(r"\s+")
 
 MAX_POINTS = 3
 QUOTE_CHARS = 160
+PARAGRAPH_CHARS = 2000  # a comment's length counts up to 1,500 characters
 
 
 def is_bot(author: str) -> bool:
@@ -51,43 +53,39 @@ def is_bot(author: str) -> bool:
     return a.endswith("[bot]") or a.endswith("-bot") or a in {"github-actions", "dependabot", "codecov"}
 
 
+@lru_cache(maxsize=4096)
 def plain_text(body: str) -> str:
-    """Markdown/HTML reduced to one line of plain text (code blocks dropped)."""
-    text = _BOLD_AUTHOR.sub("", body or "")
-    text = _CODE_BLOCK.sub(" ", text)
-    text = _IMAGE.sub(" ", text)
-    text = _LINK.sub(r"\1", text)
-    text = _HTML.sub(" ", text)
-    text = re.sub(r"(?m)^\s*(#+|>+)\s*", "", text)  # headings, quotes
-    text = re.sub(r"\*\*|__|`", "", text)
-    return re.sub(r"\s+", " ", text).strip()
+    """A comment as one line of the text its reader sees (`conventions.plain_markdown`),
+    code blocks, headings, tables and quoted text left out. What it is measured and
+    classified by: each paragraph is read up to `PARAGRAPH_CHARS` characters."""
+    paragraphs = iter_paragraphs(_BOLD_AUTHOR.sub("", body or ""))
+    return " ".join(p for p in (plain_markdown(p[:PARAGRAPH_CHARS]) for p in paragraphs) if p)
 
 
 _GREETING = re.compile(r"^(hi|hello|hey|thanks|thank you|@\S+)\b", re.IGNORECASE)
 
 
-def first_sentence(body: str, limit: int = QUOTE_CHARS) -> str:
-    """The sentence that carries the point: among the first few, one that asks,
-    objects or names a problem, else the first that is not a greeting."""
-    text = re.sub(r"\s+", " ", _URL.sub("", plain_text(body))).strip()
-    sentences = [s.strip() for s in _SENTENCE_END.split(text)[:5] if s.strip()] if text else []
-    if not sentences:
+def quote(body: str, limit: int = QUOTE_CHARS) -> str:
+    """The sentence that carries the point, as plain text without its links (the shared
+    `conventions.sentences`): among the first few, one that asks, objects or names a
+    problem, else the first that is not a greeting; cut at a word to `limit` characters."""
+    candidates = []  # (sentence without links, whether a link ended it)
+    for s in islice(sentences(_BOLD_AUTHOR.sub("", body or ""), limit), 5):
+        if text := _SPACES.sub(" ", _URL.sub("", s)).strip():
+            candidates.append((text, _URL_AT_END.search(s) is not None))
+    if not candidates:
         return ""
 
-    def rank(item: tuple[int, str]) -> tuple[int, int]:
-        i, s = item
+    def rank(item: tuple[int, tuple[str, bool]]) -> tuple[int, int]:
+        i, (s, link_ended) = item
         score = 0
         if _QUESTION.search(s) or _PROBLEM.search(s):
             score += 2
-        if _GREETING.match(s) or len(s) < 20:
+        if _GREETING.match(s) or len(s) < 20 or link_ended:  # "You might be referring to <link>?"
             score -= 2
         return (-score, i)
 
-    text = min(enumerate(sentences), key=rank)[1]
-    if len(text) > limit:
-        cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-        text = cut.rstrip(",;: ") + "…"
-    return text
+    return clip(min(enumerate(candidates), key=rank)[1][0], limit, at_word=True)
 
 
 def _weight(c: Comment) -> float:
@@ -144,7 +142,7 @@ def _thread_point(pr: PullRequest, t: ReviewThread, requesters: set[str]) -> Poi
     if head.author == pr.author:
         score *= 0.5
     verb = "replied" if head.author == pr.author else _verb(head.body)
-    return Point(head.author, first_sentence(head.body), t.path or head.path, verb, score, replies, t.resolved)
+    return Point(head.author, quote(head.body), t.path or head.path, verb, score, replies, t.resolved)
 
 
 def discussion_points(pr: PullRequest, limit: int = MAX_POINTS) -> list[Point]:
@@ -153,9 +151,9 @@ def discussion_points(pr: PullRequest, limit: int = MAX_POINTS) -> list[Point]:
     points = [p for t in pr.threads if (p := _thread_point(pr, t, requesters))]
     for r in pr.reviews:
         if (r.state or "").upper() == "CHANGES_REQUESTED" and _substantive(r):
-            points.append(Point(r.author, first_sentence(r.body), None, "requested", _weight(r) * 2.5))
+            points.append(Point(r.author, quote(r.body), None, "requested", _weight(r) * 2.5))
         elif _substantive(r) and not is_bot(r.author):
-            points.append(Point(r.author, first_sentence(r.body), None, _verb(r.body), _weight(r) * 1.2))
+            points.append(Point(r.author, quote(r.body), None, _verb(r.body), _weight(r) * 1.2))
     for c in pr.comments:
         if not _substantive(c) or is_bot(c.author):
             continue
@@ -163,7 +161,7 @@ def discussion_points(pr: PullRequest, limit: int = MAX_POINTS) -> list[Point]:
         if c.author == pr.author:
             score *= 0.5
         verb = "replied" if c.author == pr.author else _verb(c.body)
-        points.append(Point(c.author, first_sentence(c.body), None, verb, score))
+        points.append(Point(c.author, quote(c.body), None, verb, score))
     points = [p for p in points if p.text]
     points.sort(key=lambda p: -p.score)
     out: list[Point] = []
@@ -278,15 +276,15 @@ def discussion_risks(pr: PullRequest, lang: str) -> list[Risk]:
         human = [t for t in open_threads if t.comments and not is_bot(t.comments[0].author)]
         sample = (human or open_threads)[0]
         head = sample.comments[0] if sample.comments else None
-        quote = first_sentence(head.body, 100) if head else ""
+        said = quote(head.body, 100) if head else ""
         if lang == "zh":
             ev = f"#{pr.number} 有 {len(open_threads)} 个评审讨论合并时未解决"
             if head:
-                ev += f"，如 {head.author}（{sample.path or '—'}）：“{quote}”"
+                ev += f"，如 {head.author}（{sample.path or '—'}）：“{said}”"
         else:
             ev = f"#{pr.number}: {len(open_threads)} review thread{'s' if len(open_threads) != 1 else ''} unresolved at merge"
             if head:
-                ev += f', e.g. {head.author} on {sample.path or "the diff"}: "{quote}"'
+                ev += f', e.g. {head.author} on {sample.path or "the diff"}: "{said}"'
         out.append(Risk("unresolved_threads", "medium" if human else "low", [pr.number], [ev]))
     reviewed = any(
         r.author != pr.author and not is_bot(r.author) and (r.state or "").upper() != "DISMISSED" for r in pr.reviews

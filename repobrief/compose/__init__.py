@@ -150,27 +150,19 @@ def _days(facts: WeekFacts) -> int:
     return (w.last_day - w.first_day).days + 1
 
 
+def _period_days(facts: WeekFacts) -> int | None:
+    return None if facts.window.is_week else _days(facts)
+
+
 def period_t(facts: WeekFacts, key: str, /, **kw) -> str:
-    """The message `key`, or its `_range` wording when the report covers a custom date
-    range (its counts are compared with earlier periods of the same length, not weeks);
-    a message without one does not speak of the week and serves both."""
-    cat = facts.catalog
-    section, _, name = key.rpartition(".")
-    ranged = cat.get(section, name + "_range") if section else cat.m.get(name + "_range")
-    if facts.window.is_week or ranged is None:
-        return cat.t(key, **kw)
-    return cat.t(key + "_range", days=_days(facts), **kw)
+    """The message `key` worded for the report's period (`Catalog.period`): a custom date
+    range's counts are compared with earlier periods of the same length, not weeks."""
+    return facts.catalog.period(key, _period_days(facts), **kw)
 
 
 def period_get(facts: WeekFacts, section: str, key: str) -> str | None:
-    """The raw template `section.key` (None if absent), or its `_range` wording for a
-    custom date range when the catalog has one (a `{days}` field is then the range's length)."""
-    cat = facts.catalog
-    if not facts.window.is_week:
-        ranged = cat.get(section, key + "_range")
-        if ranged is not None:
-            return ranged
-    return cat.get(section, key)
+    """The raw template `section.key` worded for the report's period (None if absent)."""
+    return facts.catalog.period_template(f"{section}.{key}", _period_days(facts))
 
 
 def _delta(facts: WeekFacts) -> str:
@@ -347,7 +339,7 @@ def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     high = t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1
     low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
-        return (period_get(facts, "trends", f"type_{key}") or cat.t("trends.steady")).replace("{days}", str(_days(facts)))
+        return period_get(facts, "trends", f"type_{key}") or cat.t("trends.steady")
     if high:
         return period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up")
     if low:
@@ -411,7 +403,7 @@ def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     prs = _pr_ref(cat, r.prs)
     template = period_get(facts, "risk_text", r.kind) or cat.t("risk_text.generic")
     are = "are" if len(r.prs) > 1 else "is"
-    return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are, days=_days(facts))
+    return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are)
 
 
 def table(facts: WeekFacts) -> list[TableRow]:

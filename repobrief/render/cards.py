@@ -39,17 +39,20 @@ ELLIPSIS = "…"
 _EMPTY_KEYS = {"highlights": "card.no_changes", "risks": "card.no_risks"}
 
 
+def _period(report: Report, key: str) -> str:
+    """The catalog's message `key` worded for the report's period (a week or a date range)."""
+    from ..i18n import catalog, report_days
+
+    return catalog(report.lang).period(key, report_days(report))
+
+
 def _label(report: Report, key: str) -> str:
     """`highlights`, `risks`, `button` from the catalog's [card] table."""
-    from ..i18n import catalog
-
-    return catalog(report.lang).t(f"card.{key}")
+    return _period(report, f"card.{key}")
 
 
 def _empty(report: Report, block: str) -> str:
-    from ..i18n import catalog
-
-    return catalog(report.lang).t(_EMPTY_KEYS[block])
+    return _period(report, _EMPTY_KEYS[block])
 
 
 # --------------------------------------------------------------------------- shortening

@@ -45,10 +45,13 @@ def page_assets(env) -> dict:
     return {"css": Markup(css), "script": Markup(script), "script_hash": f"sha256-{digest}"}
 
 
-def html_strings(lang: str) -> dict[str, str]:
+def html_strings(lang: str, days: int | None = None) -> dict[str, str]:
+    """The page's labels, worded for a report of `days` days (None: an ISO week; see
+    `i18n.report_days`); fields other than `{days}` are left for the caller."""
     from ..i18n import catalog
 
-    return dict(catalog(lang).m["html"])
+    cat = catalog(lang)
+    return {k: cat.period_template(f"html.{k}", days) or "" for k in cat.m["html"]}
 
 
 def render(report: Report) -> str:
@@ -62,10 +65,11 @@ def render_page(
     backend: str | None = None,
 ) -> str:
     """The report page; `nav` adds (label, relative href) links on top (the archive site)."""
-    from ..i18n import catalog
+    from ..i18n import catalog, report_days
 
     cat = catalog(report.lang)
-    t = html_strings(report.lang)
+    days = report_days(report)
+    t = html_strings(report.lang, days)
     env = environment()
     numbers = {pr.number for pr in report.pull_requests}
 
@@ -86,7 +90,7 @@ def render_page(
     return template.render(
         report=report,
         title=cat.title(report),
-        headings=cat.headings(),
+        headings=cat.headings(days),
         date_range=cat.date_range(report.start.date(), last_day(report)),
         sections=report.sections,
         engine=_engine_name(report),
@@ -94,7 +98,7 @@ def render_page(
         charts=_charts(report, t, backend),
         cols=cat.m["table"],
         table_note=cat.t("table.note", threshold=f"{report.threshold:g}"),
-        table_empty=cat.t("table.empty", threshold=f"{report.threshold:g}"),
+        table_empty=cat.period("table.empty", days, threshold=f"{report.threshold:g}"),
         all_prs=_all_prs(report, cat),
         link=link,
         prlinks=prlinks,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..i18n import catalog
+from ..i18n import catalog, report_days
 from ..models import Report
 from . import template_environment
 
@@ -50,17 +50,19 @@ def md_cell(text: str) -> str:
 
 def render(report: Report) -> str:
     cat = catalog(report.lang)
+    days = report_days(report)
     env = template_environment()
     tmpl = env.get_template("report.md.j2")
     threshold = f"{report.threshold:g}"
     return tmpl.render(
         r=report,
         cat=cat,
+        period=lambda key, **kw: cat.period(key, days, **kw),
         title=cat.title(report),
-        h={k: cat.numbered_heading(k) for k in cat.headings()},
+        h={k: cat.numbered_heading(k, days) for k in cat.headings()},
         s=report.sections,
         note=cat.t("table.note", threshold=threshold),
-        empty_table=cat.t("table.empty", threshold=threshold),
+        empty_table=cat.period("table.empty", days, threshold=threshold),
         esc=md_text,
         line=md_line,
         cell=md_cell,
