@@ -11,6 +11,7 @@ early, the others hand half of what they have left to the idle core (see
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -199,6 +200,8 @@ def _worker(job: tuple, windows: list[Window], queue, idle, parent: int) -> None
         for week in _write_weeks(job, windows, delegate):
             queue.put(("week", *week))
         _finish(idle)
+        if delegate.helpers:  # the history is dropped: give its memory back while the helpers work
+            _trim_heap()
         delegate.join()
 
     if _report_errors(queue, run):
@@ -207,8 +210,6 @@ def _worker(job: tuple, windows: list[Window], queue, idle, parent: int) -> None
 
 def _helper(job: tuple, windows: list[Window], build, queue, idle, parent: int) -> None:
     """Builds the weeks a worker handed over from the history it had read (a fork of it)."""
-    import gc
-
     gc.freeze()  # the collector must not walk (and so copy) the pages shared with the worker
     _stop_helpers_with_me(parent)
 
@@ -232,15 +233,31 @@ def _one_malloc_arena() -> None:
     in a new thread: freed memory spread over several arenas was not reused, and a
     worker grew by ~1 MB a part (100,000 commits: 150 MB instead of 110 MB). Python
     allocates under its GIL anyway, so one arena costs no speed. Elsewhere: nothing."""
+    libc = _glibc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-8, 1)  # M_ARENA_MAX
+
+
+def _trim_heap() -> None:
+    """Give freed memory back to the kernel (glibc keeps it for reuse otherwise): a worker
+    waiting for its helpers holds no history any more, but its pages stayed counted."""
+    gc.collect()
+    libc = _glibc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
+def _glibc():
+    """The C library, when it is glibc (whose allocator the two functions above tune)."""
     import ctypes
     import platform
 
     if platform.libc_ver()[0] != "glibc":
-        return
+        return None
     try:
-        ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
+        return ctypes.CDLL(None)
+    except OSError:
+        return None
 
 
 def _finish(idle) -> None:
@@ -309,6 +326,9 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
     procs: list = []
 
     def start(run: list[Window]) -> None:
+        # The parent's heap (modules, templates, the index) is shared with every worker;
+        # frozen, the workers' collectors do not walk it, and so do not copy its pages.
+        gc.freeze()
         # Not a daemon: a worker may fork helpers (see _IdleCores); it stops them if it is stopped.
         procs.append(ctx.Process(target=_worker, args=(job, run, queue, idle, os.getpid())))
         procs[-1].start()

@@ -48,10 +48,11 @@ def is_default_change(pr: PullRequest, body: CleanBody) -> bool:
     return _signals(pr.title, body)[1]
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
     """(opt-in, default change), once per PR; the regexes only run on text that
-    mentions a default at all."""
+    mentions a default at all. No larger than `clean_body`'s cache: each entry keeps
+    its body alive."""
     text, what = body.text[:5000], body.what[:3000]
     low_title = title.lower()
     opt_in = ("default" in low_title or "opt-in" in low_title) and bool(OPT_IN.search(title))
