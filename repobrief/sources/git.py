@@ -760,8 +760,11 @@ class GitSource(Source):
 
         def run(job: tuple[dict[str, int], list[str]]) -> dict[int, str]:
             wanted, spec = job
+            # --sparse: every commit given is shown as it is (each changed some of the paths),
+            # without first diffing its tree against the pathspecs to decide whether to show
+            # it (≈ a tenth of this pass's git CPU).
             args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-renames", "--diff-merges=first-parent",
-                    "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x1e%H"]
+                    "--sparse", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x1e%H"]
             stdin = "\n".join([*wanted, "--", *(f":(literal){p}" for p in spec)]).encode("utf-8", "replace") + b"\n"
             got: dict[int, str] = {}
             # Records are cut as they arrive, with one C-level regex pass when only some
