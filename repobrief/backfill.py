@@ -176,6 +176,7 @@ class _IdleCores:
         n = len(weeks) // 2
         if not self._claim(n):
             return 0
+        _trim_heap()  # the helper's allocations would otherwise copy pages of freed memory
         proc = multiprocessing.get_context("fork").Process(target=_helper, args=(self.job, weeks[-n:], build, self.queue,
                                                                                  self.idle, os.getpid()))
         proc.start()

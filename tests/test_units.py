@@ -736,3 +736,29 @@ def test_default_patterns_searched_near_their_anchor_agree_with_a_full_search(te
     low = text.lower()
     assert _search_near(OPT_IN, text, low, ("default", "opt-"), 15) == bool(OPT_IN.search(text))
     assert _search_near(_DEFAULT_IN_BODY, text, low, ("default",), 50) == bool(_DEFAULT_IN_BODY.search(text))
+
+
+def test_what_kind_of_file_a_path_is():
+    """One cached decision per path answers every predicate; the kinds exclude each
+    other where a reader would expect (a requirements file is a manifest, not prose;
+    a config under tests/ or docs/ is a test or a doc, not configuration)."""
+    from repobrief.analysis import files as fk
+
+    expected = {
+        "requirements/docs.txt": {"dependency"},
+        "docs/conf.py": {"doc", "minor"},
+        "tests/conf.yaml": {"test", "minor"},
+        ".github/workflows/ci.yml": {"ci", "minor"},
+        "verl/trainer/config/ppo.yaml": {"config"},
+        "verl/utils/config.py": {"config", "source"},
+        "pkg/api.py": {"source", "api"},
+        "api.py": {"source"},
+        "examples/run.sh": {"source", "example", "minor"},
+        "setup.py": {"dependency", "source"},
+        "Dockerfile.cuda": {"dependency"},
+        "README.md": {"doc", "minor"},
+        "verl/trainer/main.py": {"source"},
+    }
+    names = ("test", "ci", "doc", "dependency", "config", "source", "api", "example", "minor")
+    for path, kinds in expected.items():
+        assert {n for n in names if getattr(fk, f"is_{n}")(path)} == kinds, path

@@ -53,7 +53,7 @@ class Classified:
     title_terms: set[str] = field(default_factory=set)  # terms the title itself names
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=1 << 11)
 def _folder_terms(folder: str, project: str) -> frozenset[str]:
     """Theme terms of a folder path (the same folders recur in every week)."""
     out = set()
@@ -79,7 +79,7 @@ def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
     return mods or ([weights.most_common(1)[0][0]] if weights else [])
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=1 << 11)
 def _module_of(path: str, project: str) -> str:
     """The module a changed file counts for, lower-case (cached: the same paths recur)."""
     if fk.is_ci(path):

@@ -52,7 +52,7 @@ class AnalysisContext:
         return self.repository.rsplit("/", 1)[-1].lower()
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=1 << 11)
 def core_matches(path: str, core_paths: tuple[str, ...]) -> tuple[str, ...]:
     """The core paths `path` lies under; cached across reports, since consecutive weeks
     mostly share both their core paths and their changed files."""
@@ -95,7 +95,7 @@ def _source_dirs(pr: PullRequest, project: str) -> Counter[str]:
     return lines
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=1 << 11)
 def _source_dir(path: str, project: str) -> str | None:
     """The directory a source file counts for (None: not source, or at the top level);
     cached, since PRs keep changing the same files."""

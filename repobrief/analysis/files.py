@@ -26,63 +26,73 @@ def base(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-@lru_cache(maxsize=1 << 13)
-def is_test(path: str) -> bool:
-    return bool(_TEST_RX.search(path))
-
-
-@lru_cache(maxsize=1 << 13)
-def is_ci(path: str) -> bool:
-    return bool(_CI_RX.search(path))
-
-
-@lru_cache(maxsize=1 << 13)
-def is_doc(path: str) -> bool:
-    # requirements*.txt and constraints*.txt are manifests, not prose.
-    if is_test(path) or is_ci(path) or is_dependency(path):
-        return False
-    return bool(_DOC_RX.search(path)) or path.lower().endswith(_DOC_EXT[:5])
-
-
+# Each kind as a bit of `kinds(path)`.
+TEST, CI, DOC, DEPENDENCY, CONFIG, SOURCE, API, EXAMPLE, MINOR = (1 << i for i in range(9))
+_EXAMPLE_RX = re.compile(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)")
 # The manifests' globs as one regex: one match per new path instead of a fnmatch per glob.
 _DEPENDENCY_RX = re.compile("|".join(f"(?:{translate(g)})" for g in DEPENDENCY_FILES))
 
 
-@lru_cache(maxsize=1 << 13)
-def is_dependency(path: str) -> bool:
+@lru_cache(maxsize=1 << 11)
+def kinds(path: str) -> int:
+    """Every kind `path` is, as bits, decided together and cached once: a cache per
+    predicate held each path nine times (≈ 10 MB per process in a long backfill,
+    whose paths run to tens of thousands)."""
+    test = _TEST_RX.search(path) is not None
+    ci = _CI_RX.search(path) is not None
     # pip-compiled sets in a requirements/ folder (flask: requirements/docs.txt, tests.in)
     # are manifests as much as a top-level requirements.txt.
-    return _DEPENDENCY_RX.match(base(path)) is not None or (
+    dependency = _DEPENDENCY_RX.match(base(path)) is not None or (
         f"/{path}".rsplit("/", 2)[-2:-1] == ["requirements"] and path.endswith((".txt", ".in")))
-
-
-@lru_cache(maxsize=1 << 13)
-def is_config(path: str) -> bool:
-    if is_ci(path) or is_test(path) or is_doc(path):
-        return False
     low = path.lower()
-    return bool(_CONFIG_RX.search(low)) and (low.endswith(_CONFIG_EXT) or low.endswith(".py"))
+    # requirements*.txt and constraints*.txt are manifests, not prose.
+    doc = not (test or ci or dependency) and (_DOC_RX.search(path) is not None or low.endswith(_DOC_EXT[:5]))
+    config = not (ci or test or doc) and _CONFIG_RX.search(low) is not None and (
+        low.endswith(_CONFIG_EXT) or low.endswith(".py"))
+    source = low.endswith(_SOURCE_EXT) and not (test or doc or ci)
+    api = source and base(path) in _API_NAMES and "/" in path
+    example = _EXAMPLE_RX.search(path) is not None
+    # Docs, tests, CI and examples: changes here rarely affect users of the code.
+    minor = doc or test or ci or example
+    return (TEST * test | CI * ci | DOC * doc | DEPENDENCY * dependency | CONFIG * config | SOURCE * source
+            | API * api | EXAMPLE * example | MINOR * minor)
 
 
-@lru_cache(maxsize=1 << 13)
+def is_test(path: str) -> bool:
+    return kinds(path) & TEST != 0
+
+
+def is_ci(path: str) -> bool:
+    return kinds(path) & CI != 0
+
+
+def is_doc(path: str) -> bool:
+    return kinds(path) & DOC != 0
+
+
+def is_dependency(path: str) -> bool:
+    return kinds(path) & DEPENDENCY != 0
+
+
+def is_config(path: str) -> bool:
+    return kinds(path) & CONFIG != 0
+
+
 def is_source(path: str) -> bool:
-    return path.lower().endswith(_SOURCE_EXT) and not is_test(path) and not is_doc(path) and not is_ci(path)
+    return kinds(path) & SOURCE != 0
 
 
-@lru_cache(maxsize=1 << 13)
 def is_api(path: str) -> bool:
-    return is_source(path) and base(path) in _API_NAMES and "/" in path
+    return kinds(path) & API != 0
 
 
-@lru_cache(maxsize=1 << 13)
 def is_example(path: str) -> bool:
-    return bool(re.search(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)", path))
+    return kinds(path) & EXAMPLE != 0
 
 
-@lru_cache(maxsize=1 << 13)
 def is_minor(path: str) -> bool:
     """Docs, tests, CI and examples: changes here rarely affect users of the code."""
-    return is_doc(path) or is_test(path) or is_ci(path) or is_example(path)
+    return kinds(path) & MINOR != 0
 
 
 def diff_header_path(line: str) -> str:

@@ -34,7 +34,7 @@ def files_to_read(pr: PullRequest) -> list[str]:
     return [f.path for f in pr.files if _worth_reading(f.path, f.status)]
 
 
-@lru_cache(maxsize=1 << 13)
+@lru_cache(maxsize=1 << 11)
 def _worth_reading(path: str, status: str) -> bool:
     """Decided from the file's status, not its line counts, so the choice is the same
     whether diffs are read before, during or after the line-count pass. Cached: the
