@@ -42,7 +42,7 @@ def write_atomically(files: dict[Path, str]) -> None:
                     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 except FileNotFoundError:  # the folder was removed since this process listed it
                     _LEFTOVERS.pop(path.parent, None)
-                    _recover(path, _leftovers(path.parent))
+                    _leftovers(path.parent)  # makes it again (empty: nothing to recover)
                     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((Path(name), path))  # before writing: a failed write removes it too
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

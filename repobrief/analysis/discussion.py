@@ -45,7 +45,7 @@ _SPACES = re.compile(r"\s+")
 
 MAX_POINTS = 3
 QUOTE_CHARS = 160
-PARAGRAPH_CHARS = 2000  # a comment's length counts up to 1,500 characters
+PARAGRAPH_CHARS = 2000  # more than the 1,500 characters of a comment its score counts
 
 
 def is_bot(author: str) -> bool:

@@ -342,7 +342,7 @@ class GitSource(Source):
                 commits[sha] = c
                 counted.add(sha)
             elif when <= base_until:  # the baseline, read without line counts
-                commits[sha] = c if mine or sha not in old_counted else _without_counts(c)
+                commits[sha] = c if sha not in old_counted else _without_counts(c)
             sha = c.parents[0] if c.parents else None
         self._numstat_done = counted
         return commits
