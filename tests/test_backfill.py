@@ -560,3 +560,15 @@ def test_the_progress_bar_is_drawn_on_stderr_never_on_stdout(verl_repo, tmp_path
     assert got.returncode == 0
     assert got.stdout == b""
     assert b"4 weeks (2026-W20 to 2026-W23)" in shown
+
+
+def test_a_folder_that_is_no_clone_stops_a_parallel_backfill_before_any_week(tmp_path):
+    """The parent opens and indexes the clone in a thread while it imports: an error
+    there is the command's error (exit 4, what is wrong and what to do), nothing written."""
+    (tmp_path / "plain").mkdir()
+    out = tmp_path / "out"
+    code, _, err = run_cli("backfill", str(tmp_path / "plain"), "--from", "2026-W01", "--to", "2026-W20",
+                           "--out", str(out), "--workers", "2")
+    assert code == 4, err
+    assert "not a git repository" in err and "hint: point repobrief at a clone" in err
+    assert not out.exists()
