@@ -16,6 +16,13 @@ work could reach. The commands run in
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
+Each figure is taken three times over, for what the git facts kept between runs
+(`repobrief/sources/gitfacts.py`) hold when a command starts:
+- `nothing kept`: the first run on these clones;
+- `last week kept`: what reporting the week before (`run --week` one week
+  earlier) kept, as a weekly job finds it;
+- `this week kept`: the same week reported again.
+
     .venv/bin/python bench/bench_run.py [--runs 5] [--week 2026-W04] [--keep DIR]
 """
 
@@ -113,7 +120,9 @@ def _bench(args, base: Path, scratch: Path) -> None:
         paths[name] = dest
     print(f"replayed 4 repositories in {time.perf_counter() - t:.1f} s into {base}")
 
-    env = user_env(XDG_DATA_HOME=str(scratch / "data"))  # a fresh default store, never the user's
+    # A fresh default store and cache folder, never the user's.
+    env = user_env(XDG_DATA_HOME=str(scratch / "data"), XDG_CACHE_HOME=str(scratch / "cache"))
+    facts = scratch / "cache" / "repobrief" / "git"
     exe = str(Path(sys.executable).with_name("repobrief"))
     team = scratch / "team.toml"
     body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n'
@@ -135,17 +144,47 @@ def _bench(args, base: Path, scratch: Path) -> None:
         cmd = [exe, "run", "--config", str(team), "--week", args.week, "--executor", executor, "-q",
                "--out", str(scratch / f"run-{executor}")]
         commands[f"run {label}"] = cmd + (["--workers", str(workers)] if workers else [])
+    # What the week before kept: one run of it, from which every `last week` command starts.
+    last_year, last_week_no, _ = (datetime.fromisocalendar(year, week, 1) - timedelta(weeks=1)).isocalendar()
+    before = f"{last_year}-W{last_week_no:02d}"
+    shutil.rmtree(facts, ignore_errors=True)
+    timed([exe, "run", "--config", str(team), "--week", before, "-q", "--out", str(scratch / "before")], 1, env)
+    last_week = scratch / "last-week-facts"
+    shutil.copytree(facts, last_week)
+
+    def nothing() -> None:
+        shutil.rmtree(facts, ignore_errors=True)
+
+    def kept_last_week() -> None:
+        nothing()
+        shutil.copytree(last_week, facts)
+
+    modes = (("nothing kept", nothing), ("last week kept", kept_last_week), ("this week kept", lambda: None))
+    ratios = []
+    for mode, prepare in modes:
+        ratios.append((mode, _series(args, scratch, env, exe, team, commands, prepare, cpus, mode)))
+    print()
+    for mode, (ratio, median, slowest_key) in ratios:
+        print(f"ratio run (local, default workers) / slowest single ({slowest_key.removeprefix('single ')}), {mode}: "
+              f"{ratio:.2f}x (minimum of {args.runs}; median {median:.2f}x) (target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'})")
+
+
+def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict[str, list[str]], prepare, cpus: int,
+            mode: str) -> tuple[float, float, str]:
+    """One interleaved series of every command, each started after `prepare()`."""
     # Interleaved rounds, so that every command sees the same background load; the
     # minimum of the rounds is the least disturbed figure, the median the typical one.
     times: dict[str, list[float]] = {key: [] for key in commands}
     for _ in range(args.runs):
         for key, cmd in commands.items():
+            prepare()
             times[key] += timed(cmd, 1, env)
     best = {key: min(v) for key, v in times.items()}
     typical = {key: statistics.median(v) for key, v in times.items()}
 
     load = ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
-    print(f"\nweek {args.week}, {cpus} CPUs{load}, {args.runs} interleaved rounds (min / median), md + json, offline engine")
+    print(f"\n{mode}: week {args.week}, {cpus} CPUs{load}, {args.runs} interleaved rounds (min / median), md + json, "
+          "offline engine")
     singles = [k for k in commands if k.startswith("single ")]
     for key in singles:
         name = key.removeprefix("single ")
@@ -160,16 +199,15 @@ def _bench(args, base: Path, scratch: Path) -> None:
         if key.startswith("run "):
             print(f"  repobrief {key:<32} {best[key] * 1000:7.0f} / {typical[key] * 1000:7.0f} ms   "
                   f"ratio to slowest single {best[key] / slowest:4.2f}x (median {typical[key] / slowest_med:4.2f}x)")
+    prepare()
     user = _cpu_seconds([exe, "run", "--config", str(team), "--week", args.week, "-q", "--executor", "serial",
                          "--out", str(scratch / "cpu")], env)
     print(f"  CPU time of one serial run: {user:.2f} s for 4 repositories ({user / 4:.2f} s per repository, start-up included)")
     # However the run is scheduled, its CPU time is spread over `cpus` cores at best.
     print(f"  on {cpus} CPUs no schedule of that work beats {user / cpus * 1000:.0f} ms: "
           f"{user / cpus / slowest:.2f}x the slowest single at best")
-    ratio = best["run local (default workers)"] / slowest
-    print(f"\nratio run (local, default workers) / slowest single ({slowest_key.removeprefix('single ')}): {ratio:.2f}x "
-          f"(minimum of {args.runs}; median {typical['run local (default workers)'] / slowest_med:.2f}x) "
-          f"(target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'})")
+    run = "run local (default workers)"
+    return best[run] / slowest, typical[run] / slowest_med, slowest_key
 
 
 def _cpu_seconds(cmd: list[str], env: dict) -> float:

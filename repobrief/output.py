@@ -10,6 +10,13 @@ from .errors import RepobriefError, UsageError
 from .stopping import signals_deferred
 
 
+def user_cache_folder() -> str:
+    """repobrief's folder under the user cache folder (`$XDG_CACHE_HOME/repobrief`): what
+    it keeps only to be faster (compiled templates, git facts), safe to delete."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "repobrief")
+
+
 def check_out_folder(out: Path | None) -> None:
     """`--out` names a folder to write into: an existing file there is a bad flag, said
     before any work, not a write that fails at the end."""

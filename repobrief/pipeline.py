@@ -129,6 +129,7 @@ def generate_report(
         # The engine first: a missing key or endpoint is an error before any reading.
         if engine is None:
             engine = engine_cls(settings, store=store, refresh=refresh, progress=progress)
+        source.remember(refresh)
         source.prefetch_authors(window.start)
         # Read as of the week's end (as a backfill reads each part), while everyone who
         # committed before the week still comes from the whole clone.

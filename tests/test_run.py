@@ -36,7 +36,8 @@ def write_team(folder: Path, text: str) -> Path:
 def _strip_volatile(report: dict) -> dict:
     report = dict(report)
     report.pop("generated_at", None)
-    report["engine"] = {k: v for k, v in report["engine"].items() if k != "timings_ms"}
+    # How long it took and how much git was read (less when earlier reports kept git facts).
+    report["engine"] = {k: v for k, v in report["engine"].items() if k not in ("timings_ms", "source_stats")}
     return report
 
 

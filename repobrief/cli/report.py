@@ -76,7 +76,7 @@ def report(
     llm_model: str = typer.Option(None, "--llm-model", help="Model name for --engine llm."),
     llm_concurrency: int = typer.Option(None, "--llm-concurrency", help="Parallel LLM requests (default 8)."),
     db: str = opt.DB,
-    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers and the git facts kept by earlier reports (first commits, line counts)."),
     source: str = opt.SOURCE,
     github: str = typer.Option(None, "--github", help="Enrich a clone with labels and discussion from GitHub OWNER/REPO."),
     github_url: str = opt.GITHUB_URL,

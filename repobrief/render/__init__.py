@@ -31,8 +31,9 @@ def _environment(autoescape: bool, override: str | None):
 def _bytecode_cache(jinja2):
     """Compiled templates cached under the user cache dir: compiling costs more than
     rendering, and a one-week report has a one-second budget."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "repobrief", "templates")
+    from ..output import user_cache_folder
+
+    folder = os.path.join(user_cache_folder(), "templates")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:

@@ -53,6 +53,11 @@ class Source(ABC):
         """`owner/repo`, when the source can tell."""
         return None
 
+    def remember(self, refresh: bool = False) -> None:  # noqa: B027 - an optional hook
+        """Keep what this source derives the same way every run (per commit, say) for
+        the next run, and reuse what an earlier run kept; `refresh`: recompute it. A
+        weekly report calls it; sources with nothing worth keeping ignore it."""
+
     def prefetch_authors(self, before: datetime) -> None:  # noqa: B027 - an optional hook
         """A hint that `earlier_authors(before)` will be asked for; sources may start early."""
 

@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import sys
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +28,7 @@ from ..errors import SourceError
 from ..models import Commit, FileChange, PullRequest, inert_text
 from ..window import Window
 from . import Source
+from .gitfacts import GitFacts
 
 _PR_MERGE = re.compile(r"^Merge pull request #" + NUMBER + r" from ([^/\s]+)(?:/(\S+))?")
 _PR_SQUASH = re.compile(r"\(#" + NUMBER + r"\)\s*$")
@@ -136,7 +137,7 @@ class GitSource(Source):
                 f"{str(self.path)!r} is not a git repository",
                 "point repobrief at a clone (git clone URL), or use github:OWNER/REPO",
             )
-        bare, shallow, _gitdir = out.stdout.decode().split("\n")[:3]
+        bare, shallow, self._gitdir = out.stdout.decode().split("\n")[:3]
         self.bare = bare == "true"
         self.branch = (settings.branch if settings is not None and settings.branch else "") or "HEAD"
         tip = self._git("rev-parse", "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
@@ -162,6 +163,7 @@ class GitSource(Source):
         self._first_seen: dict[str, datetime] | None = None
         self._releases: dict[str, str | None] = {}  # by commit; shared with views
         self._merged_authors: dict[str, tuple[str, str | None]] = {}  # see _read_merged_authors
+        self._facts: GitFacts | None = None  # see remember(); shared with views
         self.stats = {"commits_read": 0, "git_calls": 3}
 
     # ------------------------------------------------------------------ git plumbing
@@ -402,6 +404,20 @@ class GitSource(Source):
         if not todo:
             return
         shas = list(todo)
+        if self._facts is not None:
+            kept = self._facts.counts(shas)
+            for sha, rows in kept.items():
+                self._set_counts(sha, {path: (added, deleted) for path, added, deleted in rows})
+            self.stats["numstat_kept"] = self.stats.get("numstat_kept", 0) + len(kept)
+            shas = [sha for sha in shas if sha not in kept]
+        self._read_counts(shas)
+        for c in todo.values():
+            if isinstance(c, PullRequest):
+                c.lines_known = True
+
+    def _read_counts(self, shas: list[str]) -> None:
+        if not shas:
+            return
         workers = min(NUMSTAT_WORKERS, max(1, len(shas) // 50))
         chunks = [shas[i::workers] for i in range(workers)]
         if workers == 1:
@@ -413,15 +429,16 @@ class GitSource(Source):
                 results = list(pool.map(self._numstat, chunks))
         for part in results:
             for sha, files in part:
-                counts = {f.path: f for f in files}
-                for f in self._commits[sha].files if sha in self._commits else []:
-                    got = counts.get(f.path)
-                    if got is not None:
-                        f.added, f.deleted = got.added, got.deleted
-                self._numstat_done.add(sha)
-        for c in todo.values():
-            if isinstance(c, PullRequest):
-                c.lines_known = True
+                self._set_counts(sha, {f.path: (f.added, f.deleted) for f in files})
+                if self._facts is not None:
+                    self._facts.add_counts({sha: [[f.path, f.added, f.deleted] for f in files]})
+
+    def _set_counts(self, sha: str, counts: dict[str, tuple[int | None, int | None]]) -> None:
+        for f in self._commits[sha].files if sha in self._commits else []:
+            got = counts.get(f.path)
+            if got is not None:
+                f.added, f.deleted = got
+        self._numstat_done.add(sha)
 
     def _numstat(self, shas: list[str]) -> list[tuple[str, list[FileChange]]]:
         args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
@@ -564,9 +581,20 @@ class GitSource(Source):
         self._ensure_numstat(commits)
         return commits
 
+    def remember(self, refresh: bool = False) -> None:
+        """Keep the authors' first commits and the line counts read for the next run, and
+        reuse what an earlier run kept (see `gitfacts`)."""
+        self._facts = GitFacts(self._gitdir, refresh=refresh)
+
     def prefetch_authors(self, before: datetime) -> None:
         """Start reading earlier authors in the background (the pipeline knows the
         week before it reads anything; on two cores this overlaps the main log)."""
+        if self._facts is not None:
+            # Kept authors need at most the commits above their tip, read when asked;
+            # with none kept, the whole history's walk starts now.
+            if self._first_seen is None and self._authors_proc is None and self._facts.first_seen() is None:
+                self._authors_proc = (before, self._popen_first_seen([self.tip]))
+            return
         if self._authors_proc is None and self._authors_before is None:
             # `--until` includes its second; git's times are whole seconds, so this is `< before`
             # (what a backfill counts as earlier).
@@ -581,6 +609,11 @@ class GitSource(Source):
         """Names and e-mails of everyone with a commit before `before` (one cheap `git log`)."""
         if self._authors_before and self._authors_before[0] == before:
             return self._authors_before[1]
+        if self._facts is not None:
+            cut = before.timestamp()
+            kept = {key for key, when in self._kept_first_seen().items() if when < cut}
+            self._authors_before = (before, kept)
+            return kept
         if self._authors_proc is None or self._authors_proc[0] != before:
             self._authors_proc = None
             self.prefetch_authors(before)
@@ -704,20 +737,47 @@ class GitSource(Source):
         if self._first_seen is not None:
             return self._first_seen
         seen: dict[str, int] = {}
-        for rec in self._stream(["log", "--format=%ct%x00%an%x00%ae", self.tip], sep=b"\n"):
-            parts = rec.split(b"\0")
-            if len(parts) != 3:
-                continue
-            when = int(parts[0])
-            # Names as PRs hold them (inert_text): a control character in a name is not part of it.
-            for key in (inert_text(parts[1].decode("utf-8", "replace")).strip().lower(),
-                        parts[2].decode("utf-8", "replace").strip().lower()):
-                if key and when < seen.get(key, when + 1):
-                    seen[key] = when
+        _first_seen_into(seen, self._stream(["log", _FIRST_SEEN_FORMAT, self.tip], sep=b"\n"))
         self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in seen.items()}
         return self._first_seen
 
+    def _popen_first_seen(self, revs: list[str]) -> subprocess.Popen:
+        self.stats["git_calls"] += 1
+        return subprocess.Popen(["git", "-C", str(self.path), "log", _FIRST_SEEN_FORMAT, *revs],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env())
+
+    def _is_ancestor(self, sha: str) -> bool:
+        """`sha` is the tip or below it (False as well for a commit the clone lacks)."""
+        self.stats["git_calls"] += 1
+        return self._git("merge-base", "--is-ancestor", sha, self.tip, check=False).returncode == 0
+
+    def _kept_first_seen(self) -> dict[str, int]:
+        """Each author's first commit time (epoch seconds) as of the tip, from what an
+        earlier run kept plus the commits above its tip when that tip is an ancestor of
+        this one (a clone pulled since), else from a walk of the whole history (a first
+        run, or history rewritten); kept for the next run."""
+        assert self._facts is not None
+        kept = self._facts.first_seen()
+        if kept is not None and kept[0] == self.tip:
+            return kept[1]
+        seen: dict[str, int] = {}
+        if kept is not None and self._is_ancestor(kept[0]):
+            seen, proc = kept[1], self._popen_first_seen([self.tip, f"^{kept[0]}"])
+        elif self._authors_proc is not None:
+            proc = self._authors_proc[1]
+        else:
+            proc = self._popen_first_seen([self.tip])
+        self._authors_proc = None
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise SourceError(f"git log failed in {str(self.path)!r} while reading the authors' first commits")
+        _first_seen_into(seen, out.split(b"\n"))
+        self._facts.keep_first_seen(self.tip, seen)
+        return seen
+
     def close(self) -> None:
+        if self._facts is not None:
+            self._facts.flush()
         if self._authors_proc is not None:
             self._authors_proc[1].kill()
             self._authors_proc[1].communicate()
@@ -848,6 +908,23 @@ def _joined(pieces: Iterator[bytes], sep: bytes, start: re.Pattern[bytes]) -> It
         record = piece
     if record is not None:
         yield record
+
+
+_FIRST_SEEN_FORMAT = "--format=%ct%x00%an%x00%ae"
+
+
+def _first_seen_into(seen: dict[str, int], lines: Iterable[bytes]) -> None:
+    """Fold `%ct NUL %an NUL %ae` lines into each author's earliest commit time."""
+    for rec in lines:
+        parts = rec.split(b"\0")
+        if len(parts) != 3:
+            continue
+        when = int(parts[0])
+        # Names as PRs hold them (inert_text): a control character in a name is not part of it.
+        for key in (inert_text(parts[1].decode("utf-8", "replace")).strip().lower(),
+                    parts[2].decode("utf-8", "replace").strip().lower()):
+            if key and when < seen.get(key, when + 1):
+                seen[key] = when
 
 
 def _without_counts(c: _RawCommit) -> _RawCommit:
