@@ -27,6 +27,11 @@ class Window:
         return _WEEK_RE.match(self.label) is not None
 
     @property
+    def range_days(self) -> int | None:
+        """A date range's length in days; None for an ISO week (reports word the two apart)."""
+        return None if self.is_week else (self.last_day - self.first_day).days + 1
+
+    @property
     def tz_name(self) -> str:
         return getattr(self.tz, "key", str(self.tz))
 

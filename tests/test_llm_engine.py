@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from llmserver import Reply, ScriptedLLM
+from llmserver import week_prs as listed_prs
 
 from repobrief.config import load_settings
 from repobrief.pipeline import generate_report, render_report
@@ -384,3 +385,25 @@ def test_bad_llm_options_are_config_errors_naming_the_option(verl_repo, tmp_path
         # exit 3: a bad option (README, "Errors"), not 5, an engine that cannot run
         assert r.returncode == 3, (option, r.returncode, r.stderr)
         assert option in r.stderr and hint in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(("since", "until", "span"), [("2026-06-19", "2026-06-28", "this period"), ("2026-06-23", "2026-06-23", "this day")])
+def test_a_date_range_is_asked_for_as_its_period_not_as_a_week(verl_repo, tmp_path, since, until, span):
+    """The model writes the prose, so it must be told what the report covers: a 10-day range
+    (or one day) is not "this week", and its PRs are the period's."""
+    from repobrief.window import date_range_window
+
+    window = date_range_window(since, until, parse_timezone(TZ))
+    with ScriptedLLM() as server:
+        rep = generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, lang="en"), window)
+        calls = list(server.calls)
+    assert calls and {c.kind for c in calls} == {"pr", "week"}
+    for call in calls:
+        text = call.system + call.user
+        assert f'say "{span}" or name its dates, never "this week"' in call.system
+        assert text.count("this week") == 1 and "weekly report" not in text and "week " + window.label not in text
+        assert f"Pull requests of {span} (the only ones you may cite)" in call.user
+    compose = next(c for c in calls if c.kind == "week")
+    days = (window.last_day - window.first_day).days + 1
+    assert f"{since} to {until} ({days} days, not an ISO week)" in compose.user
+    assert sorted(p.number for p in rep.pull_requests) == sorted(listed_prs(compose.user))

@@ -325,6 +325,10 @@ def test_a_custom_range_compares_with_periods_of_the_same_length(verl_repo, lang
     for name in ("highlights", "risks"):
         for i, text in enumerate(card[name]):
             texts[f"card.{name}[{i}]"] = text
+    # The risks' evidence (English, machine-written) too: "12 PRs changed configuration files in this period".
+    evidence = {f"risks[{i}].evidence[{j}]": e for i, r in enumerate(d["risks"]) for j, e in enumerate(r["evidence"])}
+    assert any(e.endswith(" in this period") for e in evidence.values())
+    texts.update(evidence)
     assert sections["risks"]["items"] and sections["recommendations"]["items"]
     for word in unsaid:
         assert not [k for k, text in texts.items() if word in text], word

@@ -168,14 +168,16 @@ def _key_patterns(path: str) -> tuple[re.Pattern[str], ...]:
 
 def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: AnalysisContext) -> list[Risk]:
     out: list[Risk] = []
+    days = ctx.window.range_days
+    span = "this week" if days is None else "on this day" if days == 1 else "in this period"  # evidence is English
     ci = [pr.number for pr in prs if classified[pr.number].type == "ci" or
           (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files))]
     ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
     if len(ci) >= 3:
-        out.append(Risk("ci_churn", "medium" if len(ci) >= 5 else "low", sorted(ci), [f"{len(ci)} CI changes or fixes this week"]))
+        out.append(Risk("ci_churn", "medium" if len(ci) >= 5 else "low", sorted(ci), [f"{len(ci)} CI changes or fixes {span}"]))
     cfg = [pr.number for pr in prs if any(fk.is_config(f.path) for f in pr.files)]
     if len(cfg) >= 4:
-        out.append(Risk("config_churn", "medium", sorted(cfg), [f"{len(cfg)} PRs changed configuration files this week"]))
+        out.append(Risk("config_churn", "medium", sorted(cfg), [f"{len(cfg)} PRs changed configuration files {span}"]))
     out.extend(_version_mismatch(prs, ctx.diffs))
     out.extend(_stale_versions(prs, ctx))
     return out

@@ -98,6 +98,7 @@ class FactsView:
     prs: list[PullRequest]
     analyses: dict[int, PRAnalysis]
     extra_numbers: set[float] = field(default_factory=set)
+    days: int | None = None  # a date range's length; None: an ISO week
 
     def count_kinds(self) -> dict[str, set[float]]:
         """The statistics a count may equal, per what it says it counts (`Grounds.kinds`):
@@ -209,7 +210,13 @@ def facts_view(facts: Any) -> FactsView:
         prs=list(getattr(facts, "pull_requests", None) or getattr(facts, "prs", []) or []),
         analyses=dict(getattr(facts, "analyses", {}) or {}),
         extra_numbers=extra,
+        days=_days(window),
     )
+
+
+def _days(window) -> int | None:
+    """A date range's length in days; None for an ISO week (or no window)."""
+    return window.range_days if window is not None else None
 
 
 def _nothing_cached(store, settings: Settings) -> bool:
@@ -421,16 +428,17 @@ class LLMEngine(Engine):
         """Build one PR's prompt (within the token budget) and what its answer may cite."""
         from ..conventions import clean_body
         from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-        from ..llm.prompts import build_pr_input
+        from ..llm.prompts import build_pr_input, period_span, schema_for
         from ..llm.schema import PRAnalysisOut, json_schema
 
-        schema = json_schema(PRAnalysisOut)
+        schema = schema_for(json_schema(PRAnalysisOut), _days(getattr(ctx, "window", None)))
         body = clean_body(pr.body or "").text
         inp = build_pr_input(
             pr,
             hint,
             repository=getattr(ctx, "repository", ""),
             week=getattr(getattr(ctx, "window", None), "label", ""),
+            days=_days(getattr(ctx, "window", None)),
             lang=self._lang,
             week_prs=week_prs,
             diff=diff,
@@ -443,6 +451,7 @@ class LLMEngine(Engine):
         ]
         stats = {"lines": [pr.lines_added, pr.lines_deleted, pr.lines], "files": len(pr.files)}
         grounds = Grounds(
+            span=period_span(_days(getattr(ctx, "window", None))),
             week_prs=set(week_prs),
             counts=collect_numbers(stats),
             # the hints are computed data too: their evidence may quote sizes and counts
@@ -635,10 +644,10 @@ class LLMEngine(Engine):
         from ..llm.client import UnitFailed
         from ..llm.extract import ExtractionError, extract_json
         from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-        from ..llm.prompts import build_compose_input, retry_message
+        from ..llm.prompts import build_compose_input, period_span, retry_message, schema_for
         from ..llm.schema import SectionsOut, json_schema
 
-        schema = json_schema(SectionsOut)
+        schema = schema_for(json_schema(SectionsOut), view.days)
         messages = build_compose_input(view, view.lang, schema)
         week_prs = {p.number for p in view.prs}
         counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
@@ -650,7 +659,8 @@ class LLMEngine(Engine):
         )
         # what the week's PRs revert or quote in their titles may be named too ("reverts #5")
         extra_refs = {n for p in view.prs for n in _quoted_refs(p)}
-        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds(), extra_refs=extra_refs)
+        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds(), extra_refs=extra_refs,
+                          span=period_span(view.days))
         client = self._client()
         good: dict[str, Any] = {}
         problems_by_unit: dict[str, list[str]] = {}
@@ -855,5 +865,5 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
         problems += grounds.check_prs(where, item.prs)
         problems += grounds.check_text(where, f"{item.name}\n{item.text}")
         if unit in ("key_changes", "trends", "risks") and not item.prs and not pr_refs(item.text):
-            problems.append(f"{where} cites no pull request of this week")
+            problems.append(f"{where} cites no pull request of {grounds.span}")
     return problems

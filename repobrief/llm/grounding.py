@@ -223,6 +223,7 @@ class Grounds:
     # per kind of count (prs, contributors, first_time, lines_added, lines_deleted, lines):
     # the statistics a count of that kind may equal; a kind not listed is checked against `counts`
     kinds: dict[str, set[float]] = field(default_factory=dict)
+    span: str = "this week"  # how the retry messages name the report's span (`prompts.period_span`)
 
     def _matches(self, fig: Figure, pool: set[float]) -> bool:
         if math.isnan(fig.value):  # number words that could not be read
@@ -259,4 +260,4 @@ class Grounds:
         return problems
 
     def check_prs(self, where: str, prs: Iterable[int]) -> list[str]:
-        return [f"{where} lists PR {n}, which is not a pull request of this week" for n in prs if n not in self.week_prs]
+        return [f"{where} lists PR {n}, which is not a pull request of {self.span}" for n in prs if n not in self.week_prs]
