@@ -60,11 +60,13 @@ class Catalog:
             for part in key.split("."):
                 node = node[part]
             self._nodes[key] = node
-        if not kw:
-            return node
+        return self.fill(node, kw) if kw else node
+
+    def fill(self, template: str, kw: dict[str, Any]) -> str:
+        """`template` with its fields from `kw` (English: a count of 1 takes the singular)."""
         out = []
         value = None
-        for literal, field, after_one in _pieces(node, self.lang == "en"):
+        for literal, field, after_one in _pieces(template, self.lang == "en"):
             out.append(after_one if after_one is not None and value == "1" else literal)
             if field is not None:
                 value = str(kw[field])
@@ -91,15 +93,34 @@ class Catalog:
         """The message `key` worded for the report's period (see `period_key`); a `{days}`
         field is the range's length."""
         worded = self.period_key(key, days)
-        return self.t(key, **kw) if worded == key else self.t(worded, days=days, **kw)
+        if worded == key:
+            return self.t(key, **kw)
+        return self.fill(self._worded(worded, days), {"days": days, **kw})
 
     def period_template(self, key: str, days: int | None) -> str | None:
         """The raw template `key` worded for the period (None if absent), its `{days}` filled
         in and its other fields left for the caller."""
         worded = self.period_key(key, days)
         section, _, name = worded.rpartition(".")
-        template = (self.m.get(section, {}) if section else self.m).get(name)
-        return template.replace("{days}", str(days)) if template is not None and worded != key else template
+        if name not in (self.m.get(section, {}) if section else self.m):
+            return None
+        template = self.t(worded)
+        return self._worded(worded, days).replace("{days}", str(days)) if worded != key else template
+
+    def _worded(self, worded: str, days: int | None) -> str:
+        """The template of `worded` (a `period_key`); a one-day range's `_range` template
+        (no `_day` wording of its own) rewritten by the catalog's `one_day.rewrites`, so
+        that it reads "this day" / "当天", never "this 1-day period" / "这1天"."""
+        template = self.t(worded)
+        if days != 1 or not worded.endswith("_range"):
+            return template
+        out = self._nodes.get(f"{worded}#day")
+        if out is None:
+            out = template
+            for old, new in self.m["one_day"]["rewrites"]:
+                out = out.replace(old, new)
+            self._nodes[f"{worded}#day"] = out
+        return out
 
     def headings(self, days: int | None = None) -> dict[str, str]:
         """The section headings, for a report of `days` days (None: an ISO week)."""

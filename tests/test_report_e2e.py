@@ -383,6 +383,7 @@ def test_a_one_day_range_reads_as_that_day(verl_repo, tmp_path, lang, said):
     written = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
     for name, text in written.items():
         assert not re.search(r"(\d\d-\d\d)(?: to |至| 至 )(?:\d{4}-)?\1", text), name
+        assert not re.search(r"1-day|这1天|前1天|1天时段", text), name
     d = json.loads(written[f"verl-project__verl-2026-07-08..2026-07-08.{lang}.json"])
     assert (d["title"], d["card"]["title"]) == (said["title"], said["card"])
     assert d["sections"]["summary"]["text"].startswith(said["lead"])

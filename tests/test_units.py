@@ -653,13 +653,30 @@ def test_a_chain_of_reverts_within_the_week_leaves_the_change_undone_when_it_is_
     assert "merged earlier this week" in texts and "an earlier PR" not in texts
 
 
-def test_a_one_day_range_reads_as_a_period():
+def test_a_one_day_range_reads_as_that_day_in_every_message():
+    """A one-day range's messages read "this day" / "当天", never "this 1-day period" /
+    "这1天": the `_range` ones without a `_day` wording are rewritten by the catalog."""
     from repobrief.i18n import catalog
 
-    en = catalog("en")
-    assert en.t("summary.focus_range", days="1", areas="trainer (3 PRs)") == "This 1-day period concentrated on trainer (3 PRs)."
-    assert en.t("summary.delta_down_range", diff="5", previous="10", days="1") == \
-        "5 fewer than the 10 of the previous 1-day period"
+    en, zh = catalog("en"), catalog("zh")
+    assert en.period("summary.focus", 1, areas="trainer (3 PRs)") == "This day concentrated on trainer (3 PRs)."
+    assert en.period("summary.focus", 14, areas="trainer") == "This 14-day period concentrated on trainer."
+    assert en.period("summary.delta_down", 1, diff="5", previous="10") == "5 fewer than the 10 of the day before"
+    assert zh.period("trends.compare", 1, previous="2", weeks="12", mean="1.5") == "前一天2个，此前12天平均每天1.5个"
+    assert en.period_template("html.all_prs", 1) == "All PRs of this day"
+
+    def messages(d: dict, pre: str = ""):
+        for k, v in d.items():
+            yield from messages(v, f"{pre}{k}.") if isinstance(v, dict) else [(pre + k, v)]
+
+    for cat in (en, zh):
+        keys = dict(messages(cat.m))
+        ranged = [k.removesuffix("_range") for k in keys if k.endswith("_range") and k[:-6] + "_day" not in keys]
+        assert len(ranged) > 30
+        for key in ranged:
+            template = cat.period_template(key, 1)
+            assert template is not None and "{days}" not in template and "1-day" not in template, (cat.lang, key)
+            assert "这1天" not in template and "1天" not in template, (cat.lang, key)
 
 
 _REF_PARTS = ["#", "#3", "#12", "&", "PR ", "pr", "Pull Request ", "issue", "ISSUE\t", " ", "x", "1", "é", "_", "(", ")",
