@@ -121,8 +121,9 @@ def test_an_offline_report_warns_when_its_trend_weeks_were_not_synced_and_says_h
     assert partial.returncode == 0, partial.stderr
     # the 12 baseline weeks start on 2026-03-30 (Monday of 2026-W14), the week on 2026-06-22
     command = "repobrief sync github:verl-project/verl --since 2026-03-30 --tz Asia/Shanghai"
-    warning = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"]
-    assert len(warning) == 1 and warning[0].startswith("trends compare with weeks that were not synced")
+    warnings = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"]
+    warning = [w for w in warnings if not w.startswith("first-time contributors are not counted")]
+    assert len(warnings) == 2 and len(warning) == 1 and warning[0].startswith("trends compare with weeks that were not synced")
     assert "merged from 2026-03-30 to 2026-06-22 are not all in the store" in warning[0]
     assert f"run `{command}` to sync them" in warning[0]
     assert f"warning: {warning[0]}" in partial.stderr  # on stderr even with -q
@@ -132,11 +133,23 @@ def test_an_offline_report_warns_when_its_trend_weeks_were_not_synced_and_says_h
     # What the warning says, and no more: the baseline weeks had no PRs, but they were synced
     synced = run([*command.split()[1:], "--db", db, "--github-url", server.url], tmp_path)
     assert synced.returncode == 0, synced.stderr
+    out = tmp_path / "trends"
+    trends = run([*report, "-o", str(out)], tmp_path)
+    assert trends.returncode == 0, trends.stderr
+    assert "not synced" not in trends.stderr
+    # Twelve weeks are not the year that telling first-time contributors needs: said, with its sync.
+    first_time = "repobrief sync github:verl-project/verl --since 2025-06-22 --tz Asia/Shanghai"
+    (warning,) = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"]
+    assert warning.startswith("first-time contributors are not counted") and f"run `{first_time}`" in warning
+    assert json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["stats"]["first_time_contributors"] is None
+    synced = run([*first_time.split()[1:], "--db", db, "--github-url", server.url], tmp_path)
+    assert synced.returncode == 0, synced.stderr
     out = tmp_path / "complete"
     complete = run([*report, "-o", str(out)], tmp_path)
     assert complete.returncode == 0, complete.stderr
-    assert json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["warnings"] == []
-    assert "not synced" not in complete.stderr
+    d = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))
+    assert d["warnings"] == [] and d["stats"]["first_time_contributors"] is not None
+    assert "warning" not in complete.stderr
 
 
 def test_an_offline_report_from_a_read_only_store_is_written_and_not_kept(server, tmp_path):

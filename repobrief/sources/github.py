@@ -206,6 +206,16 @@ class GitHubSource(Source):
         if warning not in self.warnings:
             self.warnings.append(warning)
 
+    def _warn_first_time_unknown(self, before: datetime) -> None:
+        from ..github.sync import sync_command
+
+        year = before - timedelta(days=365)
+        self.warnings.append(
+            f"first-time contributors are not counted: telling them needs the PRs of {self.repository} merged in "
+            f"the year before {before:%Y-%m-%d}, which the store does not hold; run "
+            f"`{sync_command(self.repository, year)}` to count them"
+        )
+
     def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
         self._check_stored(window, require=require)
         # every stored row of the repository: a report run on a clone with --github
@@ -239,6 +249,7 @@ class GitHubSource(Source):
             state = self.store.get_sync_state(self.repository, SOURCE)
             ranges = _ranges(state.extra if state else None)
             if not ranges or min(a for a, _b in ranges) > before - timedelta(days=365):
+                self._warn_first_time_unknown(before)
                 return None
             return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
         authors = {p.author for _s, _e, prs in self._read for p in prs if p.merged_at >= before}
