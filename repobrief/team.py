@@ -298,6 +298,7 @@ class RepoJob:
     extra_languages: list[str] = field(default_factory=list)  # generated for the digest only
     db: str = ""
     offline: bool = False
+    refresh: bool = False  # ignore cached LLM answers and kept git facts
 
 
 @dataclass
@@ -326,6 +327,7 @@ def plan_jobs(
     publish: bool = True,
     offline: bool = False,
     out: str | Path | None = None,
+    refresh: bool = False,
 ) -> tuple[list[RepoJob], list[JobResult]]:
     """One job per repository for `week`. A repository whose settings cannot even be
     loaded (e.g. a bad option in its own repobrief.toml) becomes a failed result
@@ -386,6 +388,7 @@ def plan_jobs(
             extra_languages=extra,
             db=settings.db if (db or ts.db) else "",
             offline=offline,
+            refresh=refresh,
         ))
     _check_names_differ(team, names, jobs)
     return jobs, failed
@@ -491,7 +494,7 @@ def run_job(job: RepoJob) -> JobResult:
         for lang in [*job.languages, *job.extra_languages]:
             stage = "report"
             rep = generate_report(job.target, replace(job.settings, language=lang), job.window, store=store,
-                                  offline=job.offline)
+                                  offline=job.offline, refresh=job.refresh)
             if not job.settings.name:  # named after the origin remote or the folder, now known
                 result.label = rep.repository
             result.reports[lang] = report_to_dict(rep)

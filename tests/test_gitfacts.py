@@ -106,3 +106,19 @@ def test_a_damaged_or_unwritable_cache_is_only_slower(verl_repo, tmp_path, monke
     blocked.write_text("", encoding="utf-8")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
     assert _stable(_cli_report(verl_repo, tmp_path / "d")) == _stable(good)
+
+
+def test_a_team_run_reuses_kept_facts_and_refresh_reads_everything_again(verl_repo, tmp_path):
+    team = tmp_path / "team.toml"
+    team.write_text(f'out = "out"\nformats = ["json"]\nlanguages = ["en"]\n\n[[repositories]]\nsource = "{verl_repo}"\n'
+                    'name = "verl-project/verl"\ntimezone = "Asia/Shanghai"\n', encoding="utf-8")
+
+    def run(*extra: str) -> dict:
+        code, _, err = run_cli("run", "--config", str(team), "--week", "2026-W26", "-q", *extra)
+        assert code == 0, err
+        return json.loads((tmp_path / "out" / "verl-project__verl" / "verl-project__verl-2026-W26.en.json").read_text())
+
+    first, second, fresh = run(), run(), run("--refresh")
+    kept = [r["engine"]["source_stats"]["numstat_kept"] for r in (first, second, fresh)]
+    assert kept[0] == 0 and kept[1] > 100 and kept[2] == 0
+    assert _stable(first) == _stable(second) == _stable(fresh)

@@ -89,6 +89,7 @@ def run(
     only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name, as progress and errors show it, or its source); repeatable."),
     no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
     offline: bool = typer.Option(False, "--offline", help="No requests to GitHub: git sources read clones, github sources read the store (an llm engine still asks its model)."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers and the git facts kept by earlier reports (first commits, line counts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
 ) -> None:
     """Report every repository of a team config for one week, concurrently; one failing repository does not stop the others."""
@@ -106,7 +107,8 @@ def run(
     executor = executor or ts.executor
     if only:
         team.keep_only(only, config)
-    jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out)
+    jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out,
+                             refresh=refresh)
     store_url = next((j.db for j in jobs if j.db), "")
     if store_url:
         # A store that cannot be opened (bad URL, server down, wrong password) stops the run before any work.
