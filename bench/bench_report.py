@@ -16,7 +16,6 @@ folder is a temporary one, never the user's.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import user_env  # noqa: E402
+from benchenv import kept_facts, user_env  # noqa: E402
 from gitrepo import replay_history  # noqa: E402
 
 WEEK = ["--name", "verl-project/verl", "--week", "2026-W26", "--tz", "Asia/Shanghai", "--lang", "zh"]
@@ -62,18 +61,9 @@ def main() -> None:
         bare = ["git", "-C", str(repo), "log", "--numstat", f"--since={SINCE}", f"--until={UNTIL}", "HEAD"]
         noop = [sys.executable, "-c", "pass"]
         env = user_env(XDG_CACHE_HOME=str(Path(tmp) / "cache"))
-        facts, last_week = Path(tmp) / "cache" / "repobrief" / "git", Path(tmp) / "last-week"
         week_before = [str(exe), "report", str(repo), *[("2026-W25" if a == "2026-W26" else a) for a in WEEK], "-q"]
         timed(week_before, 1, env)  # also warms the page cache
-        shutil.copytree(facts, last_week)
-
-        def nothing() -> None:
-            shutil.rmtree(facts, ignore_errors=True)
-
-        def kept_last_week() -> None:
-            nothing()
-            shutil.copytree(last_week, facts)
-
+        nothing, kept_last_week = kept_facts(Path(tmp) / "cache", Path(tmp) / "last-week")
         r_med, r_min = timed(report, args.runs, env, nothing)
         j_med, _ = timed(report_json, args.runs, env, nothing)
         w_med, w_min = timed(report, args.runs, env, kept_last_week)

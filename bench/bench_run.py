@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import user_env  # noqa: E402
+from benchenv import kept_facts, user_env  # noqa: E402
 from gitrepo import load_history, replay_history  # noqa: E402
 
 
@@ -122,7 +122,6 @@ def _bench(args, base: Path, scratch: Path) -> None:
 
     # A fresh default store and cache folder, never the user's.
     env = user_env(XDG_DATA_HOME=str(scratch / "data"), XDG_CACHE_HOME=str(scratch / "cache"))
-    facts = scratch / "cache" / "repobrief" / "git"
     exe = str(Path(sys.executable).with_name("repobrief"))
     team = scratch / "team.toml"
     body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n'
@@ -147,18 +146,9 @@ def _bench(args, base: Path, scratch: Path) -> None:
     # What the week before kept: one run of it, from which every `last week` command starts.
     last_year, last_week_no, _ = (datetime.fromisocalendar(year, week, 1) - timedelta(weeks=1)).isocalendar()
     before = f"{last_year}-W{last_week_no:02d}"
-    shutil.rmtree(facts, ignore_errors=True)
+    shutil.rmtree(scratch / "cache" / "repobrief" / "git", ignore_errors=True)  # nothing of the page-cache warm-up
     timed([exe, "run", "--config", str(team), "--week", before, "-q", "--out", str(scratch / "before")], 1, env)
-    last_week = scratch / "last-week-facts"
-    shutil.copytree(facts, last_week)
-
-    def nothing() -> None:
-        shutil.rmtree(facts, ignore_errors=True)
-
-    def kept_last_week() -> None:
-        nothing()
-        shutil.copytree(last_week, facts)
-
+    nothing, kept_last_week = kept_facts(scratch / "cache", scratch / "last-week-facts")
     modes = (("nothing kept", nothing), ("last week kept", kept_last_week), ("this week kept", lambda: None))
     ratios = []
     for mode, prepare in modes:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import compileall
 import importlib.util
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -24,3 +26,22 @@ def user_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPOBRIEF_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(extra)
     return env
+
+
+def kept_facts(cache: Path, snapshot: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """For timing commands by what the git facts kept between reports hold when they
+    start (`repobrief/sources/gitfacts.py`): saves the facts now under `cache` (an
+    `XDG_CACHE_HOME`) to `snapshot`, and returns two preparations: `nothing` empties the
+    facts folder (a clone's first report), `saved` puts the snapshot back (e.g. what the
+    week before kept). Other cached things (compiled templates) stay."""
+    facts = cache / "repobrief" / "git"
+    shutil.copytree(facts, snapshot)
+
+    def nothing() -> None:
+        shutil.rmtree(facts, ignore_errors=True)
+
+    def saved() -> None:
+        nothing()
+        shutil.copytree(snapshot, facts)
+
+    return nothing, saved
