@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TypeGuard
@@ -31,6 +32,7 @@ from ..output import user_cache_folder
 VERSION = 1
 
 Counts = list[list]  # [[path, added, deleted], …]; None for a binary file's counts
+_SHA = re.compile(r"[0-9a-f]{40,64}")
 
 
 class GitFacts:
@@ -41,6 +43,8 @@ class GitFacts:
         self.folder = Path(user_cache_folder()) / "git" / key
         self.refresh = refresh
         self._counts: dict[str, Counts] | None = None
+        self._authors: tuple[str, dict[str, int]] | None = None
+        self._authors_read = False
         self._used: dict[str, Counts] = {}
         self._dirty = False
 
@@ -73,16 +77,18 @@ class GitFacts:
 
     def first_seen(self) -> tuple[str, dict[str, int]] | None:
         """The tip the authors were kept for and each author's first commit time (epoch
-        seconds, names and e-mails lower-case), or None."""
-        data = self._read("authors.json")
-        if data is None or not isinstance(data.get("tip"), str) or not isinstance(data.get("seen"), dict):
-            return None
-        seen = data["seen"]
-        if not all(isinstance(t, int) for t in seen.values()):
-            return None
-        return data["tip"], seen
+        seconds, names and e-mails lower-case), or None; read once."""
+        if not self._authors_read:
+            self._authors_read = True
+            data = self._read("authors.json")
+            tip, seen = (data.get("tip"), data.get("seen")) if data else (None, None)
+            if (isinstance(tip, str) and _SHA.fullmatch(tip) and isinstance(seen, dict)
+                    and all(isinstance(t, int) for t in seen.values())):
+                self._authors = (tip, seen)
+        return self._authors
 
     def keep_first_seen(self, tip: str, seen: dict[str, int]) -> None:
+        self._authors, self._authors_read = (tip, seen), True
         self._write("authors.json", {"tip": tip, "seen": seen})
 
     # ------------------------------------------------------------------ line counts
