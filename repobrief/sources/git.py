@@ -131,21 +131,23 @@ class GitSource(Source):
             raise SourceError(f"path {str(self.path)!r} does not exist", "give the path of a local git clone")
         if not self.path.is_dir():
             raise SourceError(f"{str(self.path)!r} is a file, not a git repository", "give the folder of a local git clone")
-        out = self._git("rev-parse", "--is-bare-repository", "--is-shallow-repository", "--absolute-git-dir", check=False)
-        if out.returncode != 0:
+        self.branch = (settings.branch if settings is not None and settings.branch else "") or "HEAD"
+        # One call: what the folder is, and the commit the branch names (a fourth line, when it has one).
+        out = self._git("rev-parse", "--is-bare-repository", "--is-shallow-repository", "--absolute-git-dir",
+                        "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
+        lines = out.stdout.decode().split("\n")
+        if len(lines) < 3 or lines[0] not in ("true", "false"):  # not a repository: git printed nothing
             raise SourceError(
                 f"{str(self.path)!r} is not a git repository",
                 "point repobrief at a clone (git clone URL), or use github:OWNER/REPO",
             )
-        bare, shallow, self._gitdir = out.stdout.decode().split("\n")[:3]
+        bare, shallow, self._gitdir = lines[:3]
         self.bare = bare == "true"
-        self.branch = (settings.branch if settings is not None and settings.branch else "") or "HEAD"
-        tip = self._git("rev-parse", "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
-        if tip.returncode != 0:
+        if out.returncode != 0 or len(lines) < 4 or not lines[3].strip():
             if self.branch == "HEAD":
                 raise self._no_commit_at_head()
             raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
-        self.tip = tip.stdout.decode().strip()
+        self.tip = lines[3].strip()
         if shallow == "true":
             self.warnings.append(
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
@@ -164,7 +166,7 @@ class GitSource(Source):
         self._releases: dict[str, str | None] = {}  # by commit; shared with views
         self._merged_authors: dict[str, tuple[str, str | None]] = {}  # see _read_merged_authors
         self._facts: GitFacts | None = None  # see remember(); shared with views
-        self.stats = {"commits_read": 0, "git_calls": 3}
+        self.stats = {"commits_read": 0, "git_calls": 2}
 
     # ------------------------------------------------------------------ git plumbing
 
