@@ -13,7 +13,9 @@ user cache folder (`$XDG_CACHE_HOME/repobrief/git/`), keyed by commit: the autho
 as of a tip commit (a later tip adds only the commits above it, when the kept tip is
 its ancestor), and each commit's counts by its sha. A missing, unreadable or foreign
 file is a miss and git is asked; a folder that cannot be written keeps nothing. The
-folder can be deleted at any time; `--refresh` ignores what is there.
+folder can be deleted at any time; `--refresh` ignores what is there. Line counts
+also follow git's diff settings (`diff.algorithm`, `.gitattributes` marking files
+binary): after changing those, `--refresh` once.
 """
 
 from __future__ import annotations
