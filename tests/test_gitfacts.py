@@ -122,3 +122,23 @@ def test_a_team_run_reuses_kept_facts_and_refresh_reads_everything_again(verl_re
     kept = [r["engine"]["source_stats"]["numstat_kept"] for r in (first, second, fresh)]
     assert kept[0] == 0 and kept[1] > 100 and kept[2] == 0
     assert _stable(first) == _stable(second) == _stable(fresh)
+
+
+def test_a_shallow_clone_keeps_nothing_so_deepening_it_counts(tmp_path):
+    """A shallow clone's first-time contributors are those of its few commits; after
+    `git fetch --unshallow` (what its warning says to do) they are right, not kept."""
+    import subprocess
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("initial", "2026-05-04T10:00:00+00:00", {"src/app.py": b.lines(30)}, author="dev0")
+    for i in range(3):
+        b.commit(f"feat: step {i} (#{10 + i})", f"2026-06-2{2 + i}T10:00:00+00:00", {f"src/s{i}.py": b.lines(5)},
+                 author="dev0")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{b.path}", str(clone)], check=True)
+    shallow = _report(clone, "2026-W26")
+    assert shallow["stats"]["first_time_contributor_names"] == ["dev0"]  # its first commit is cut off
+    assert any("shallow" in w for w in shallow["warnings"]) and not _kept(Path(os.environ["XDG_CACHE_HOME"]))
+    subprocess.run(["git", "-C", str(clone), "fetch", "-q", "--unshallow"], check=True)
+    deep = _report(clone, "2026-W26")
+    assert deep["stats"]["first_time_contributor_names"] == [] and deep["warnings"] == []

@@ -143,12 +143,13 @@ class GitSource(Source):
             )
         bare, shallow, self._gitdir = lines[:3]
         self.bare = bare == "true"
+        self.shallow = shallow == "true"
         if out.returncode != 0 or len(lines) < 4 or not lines[3].strip():
             if self.branch == "HEAD":
                 raise self._no_commit_at_head()
             raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
         self.tip = lines[3].strip()
-        if shallow == "true":
+        if self.shallow:
             self.warnings.append(
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
                 "contributors may be incomplete; run `git fetch --unshallow` to fix it"
@@ -585,8 +586,11 @@ class GitSource(Source):
 
     def remember(self, refresh: bool = False) -> None:
         """Keep the authors' first commits and the line counts read for the next run, and
-        reuse what an earlier run kept (see `gitfacts`)."""
-        self._facts = GitFacts(self._gitdir, refresh=refresh)
+        reuse what an earlier run kept (see `gitfacts`). Not for a shallow clone: its
+        commits stay the same when it is deepened (`git fetch --unshallow`, as its warning
+        says to), while the authors before them and its cut-off commits' diffs do not."""
+        if not self.shallow:
+            self._facts = GitFacts(self._gitdir, refresh=refresh)
 
     def prefetch_authors(self, before: datetime) -> None:
         """Start reading earlier authors in the background (the pipeline knows the
