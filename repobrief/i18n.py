@@ -50,6 +50,7 @@ class Catalog:
         self.lang = lang
         self.m = messages  # read-only once loaded: `t` keeps what each key names
         self._nodes: dict[str, Any] = {}
+        self._one_day: dict[str, str] = {}  # `_range` templates reworded for one day (see `_worded`)
 
     def t(self, key: str, /, **kw) -> str:
         """The message `key` (dotted path) formatted with `kw` (positional-only: a
@@ -101,25 +102,23 @@ class Catalog:
         """The raw template `key` worded for the period (None if absent), its `{days}` filled
         in and its other fields left for the caller."""
         worded = self.period_key(key, days)
-        section, _, name = worded.rpartition(".")
-        if name not in (self.m.get(section, {}) if section else self.m):
-            return None
-        template = self.t(worded)
-        return self._worded(worded, days).replace("{days}", str(days)) if worded != key else template
+        if worded != key:  # a wording the catalog has
+            return self._worded(worded, days).replace("{days}", str(days))
+        section, _, name = key.rpartition(".")
+        return (self.m.get(section, {}) if section else self.m).get(name)
 
     def _worded(self, worded: str, days: int | None) -> str:
         """The template of `worded` (a `period_key`); a one-day range's `_range` template
         (no `_day` wording of its own) rewritten by the catalog's `one_day.rewrites`, so
         that it reads "this day" / "当天", never "this 1-day period" / "这1天"."""
-        template = self.t(worded)
         if days != 1 or not worded.endswith("_range"):
-            return template
-        out = self._nodes.get(f"{worded}#day")
+            return self.t(worded)
+        out = self._one_day.get(worded)
         if out is None:
-            out = template
+            out = self.t(worded)
             for old, new in self.m["one_day"]["rewrites"]:
                 out = out.replace(old, new)
-            self._nodes[f"{worded}#day"] = out
+            self._one_day[worded] = out
         return out
 
     def headings(self, days: int | None = None) -> dict[str, str]:

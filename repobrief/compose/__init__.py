@@ -145,24 +145,15 @@ def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
     return shown
 
 
-def _days(facts: WeekFacts) -> int:
-    w = facts.window
-    return (w.last_day - w.first_day).days + 1
-
-
-def _period_days(facts: WeekFacts) -> int | None:
-    return None if facts.window.is_week else _days(facts)
-
-
 def period_t(facts: WeekFacts, key: str, /, **kw) -> str:
     """The message `key` worded for the report's period (`Catalog.period`): a custom date
     range's counts are compared with earlier periods of the same length, not weeks."""
-    return facts.catalog.period(key, _period_days(facts), **kw)
+    return facts.catalog.period(key, facts.window.range_days, **kw)
 
 
 def period_get(facts: WeekFacts, section: str, key: str) -> str | None:
     """The raw template `section.key` worded for the report's period (None if absent)."""
-    return facts.catalog.period_template(f"{section}.{key}", _period_days(facts))
+    return facts.catalog.period_template(f"{section}.{key}", facts.window.range_days)
 
 
 def _delta(facts: WeekFacts) -> str:

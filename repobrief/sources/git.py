@@ -161,7 +161,7 @@ class GitSource(Source):
         self._direct: list[Commit] = []
         self._authors_before: tuple[datetime, set[str]] | None = None
         self._numstat_done: set[str] = set()
-        self._authors_proc: tuple[datetime, subprocess.Popen] | None = None
+        self._authors_proc: subprocess.Popen | None = None  # the authors' walk, started early
         self._line: tuple[array, bytes] | None = None  # see index()
         self._first_seen: dict[str, datetime] | None = None
         self._releases: dict[str, str | None] = {}  # by commit; shared with views
@@ -593,46 +593,20 @@ class GitSource(Source):
             self._facts = GitFacts(self._gitdir, refresh=refresh)
 
     def prefetch_authors(self, before: datetime) -> None:
-        """Start reading earlier authors in the background (the pipeline knows the
-        week before it reads anything; on two cores this overlaps the main log)."""
-        if self._facts is not None:
-            # Kept authors need at most the commits above their tip, read when asked;
-            # with none kept, the whole history's walk starts now.
-            if self._first_seen is None and self._authors_proc is None and self._facts.first_seen() is None:
-                self._authors_proc = (before, self._popen_first_seen([self.tip]))
-            return
-        if self._authors_proc is None and self._authors_before is None:
-            # `--until` includes its second; git's times are whole seconds, so this is `< before`
-            # (what a backfill counts as earlier).
-            until = (before - timedelta(seconds=1)).isoformat()
-            self._authors_proc = (before, subprocess.Popen(
-                ["git", "-C", str(self.path), "log", "--format=%an%x00%ae", f"--until={until}", self.tip],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_git_env(),
-            ))
-            self.stats["git_calls"] += 1
+        """Start the authors' walk in the background (the pipeline knows the week before it
+        reads anything; on two cores this overlaps the main log), unless authors kept by an
+        earlier report leave only the commits above their tip to read (then read when asked)."""
+        if self._authors_proc is None and self._authors_before is None and (
+                self._facts is None or self._facts.first_seen() is None):
+            self._authors_proc = self._popen_first_seen([self.tip])
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
-        """Names and e-mails of everyone with a commit before `before` (one cheap `git log`)."""
+        """Names and e-mails of everyone with a commit before `before`: those whose first
+        commit (`_first_seen_epochs`) came before it, as a backfill counts them too."""
         if self._authors_before and self._authors_before[0] == before:
             return self._authors_before[1]
-        if self._facts is not None:
-            cut = before.timestamp()
-            kept = {key for key, when in self._kept_first_seen().items() if when < cut}
-            self._authors_before = (before, kept)
-            return kept
-        if self._authors_proc is None or self._authors_proc[0] != before:
-            self._authors_proc = None
-            self.prefetch_authors(before)
-        assert self._authors_proc is not None
-        out, _ = self._authors_proc[1].communicate()
-        self._authors_proc = None
-        names: set[str] = set()
-        for line in out.split(b"\n"):  # a name or e-mail holds neither a newline nor a NUL
-            name, _, email = line.decode("utf-8", "replace").partition("\0")
-            names.add(inert_text(name).strip().lower())
-            if email:
-                names.add(email.strip().lower())
-        names.discard("")
+        cut = before.timestamp()
+        names = {key for key, when in self._first_seen_epochs().items() if when < cut}
         self._authors_before = (before, names)
         return names
 
@@ -740,11 +714,8 @@ class GitSource(Source):
         """One `git log` over the whole history (no diffs): first commit time per author; read once.
         Newest first, as git walks (`--reverse` would hold the output back until the walk
         ends), keeping each author's earliest time as an integer until the end."""
-        if self._first_seen is not None:
-            return self._first_seen
-        seen: dict[str, int] = {}
-        _first_seen_into(seen, self._stream(["log", _FIRST_SEEN_FORMAT, self.tip], sep=b"\n"))
-        self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in seen.items()}
+        if self._first_seen is None:
+            self._first_seen = {key: datetime.fromtimestamp(t, UTC) for key, t in self._first_seen_epochs().items()}
         return self._first_seen
 
     def _popen_first_seen(self, revs: list[str]) -> subprocess.Popen:
@@ -757,36 +728,35 @@ class GitSource(Source):
         self.stats["git_calls"] += 1
         return self._git("merge-base", "--is-ancestor", sha, self.tip, check=False).returncode == 0
 
-    def _kept_first_seen(self) -> dict[str, int]:
-        """Each author's first commit time (epoch seconds) as of the tip, from what an
-        earlier run kept plus the commits above its tip when that tip is an ancestor of
-        this one (a clone pulled since), else from a walk of the whole history (a first
-        run, or history rewritten); kept for the next run."""
-        assert self._facts is not None
-        kept = self._facts.first_seen()
+    def _first_seen_epochs(self) -> dict[str, int]:
+        """Each author's first commit time (epoch seconds) as of the tip: what an earlier
+        report kept (`remember`), plus the commits above its tip when that tip is an
+        ancestor of this one (a clone pulled since); else one walk of the whole history
+        (a first report, history rewritten, or nothing kept), kept for the next report.
+        The walk's output is read line by line: 100,000 commits split at once were 10 MB
+        of small objects that stayed in the heap a backfill's workers inherit."""
+        kept = self._facts.first_seen() if self._facts is not None else None
         if kept is not None and kept[0] == self.tip:
             return kept[1]
-        seen: dict[str, int] = {}
         if kept is not None and self._is_ancestor(kept[0]):
             seen, proc = kept[1], self._popen_first_seen([self.tip, f"^{kept[0]}"])
-        elif self._authors_proc is not None:
-            proc = self._authors_proc[1]
         else:
-            proc = self._popen_first_seen([self.tip])
+            seen, proc = {}, self._authors_proc or self._popen_first_seen([self.tip])
         self._authors_proc = None
-        out, _ = proc.communicate()
-        if proc.returncode != 0:
+        assert proc.stdout is not None
+        _first_seen_into(seen, proc.stdout)
+        if proc.wait() != 0:
             raise SourceError(f"git log failed in {str(self.path)!r} while reading the authors' first commits")
-        _first_seen_into(seen, out.split(b"\n"))
-        self._facts.keep_first_seen(self.tip, seen)
+        if self._facts is not None:
+            self._facts.keep_first_seen(self.tip, seen)
         return seen
 
     def close(self) -> None:
         if self._facts is not None:
             self._facts.flush()
         if self._authors_proc is not None:
-            self._authors_proc[1].kill()
-            self._authors_proc[1].communicate()
+            self._authors_proc.kill()
+            self._authors_proc.communicate()
             self._authors_proc = None
 
     def read_diffs(

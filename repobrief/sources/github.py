@@ -198,23 +198,16 @@ class GitHubSource(Source):
     def _warn_unsynced(self, start: datetime, end: datetime) -> None:
         from ..github.sync import sync_command
 
-        warning = (
+        self._warn(
             f"trends compare with weeks that were not synced: the PRs of {self.repository} merged from "
             f"{start:%Y-%m-%d} to {end:%Y-%m-%d} are not all in the store, so those weeks may look quieter "
             f"than they were; run `{sync_command(self.repository, start)}` to sync them"
         )
+
+    def _warn(self, warning: str) -> None:
+        """A warning for the report, once however often its cause is met."""
         if warning not in self.warnings:
             self.warnings.append(warning)
-
-    def _warn_first_time_unknown(self, before: datetime) -> None:
-        from ..github.sync import sync_command
-
-        year = before - timedelta(days=365)
-        self.warnings.append(
-            f"first-time contributors are not counted: telling them needs the PRs of {self.repository} merged in "
-            f"the year before {before:%Y-%m-%d}, which the store does not hold; run "
-            f"`{sync_command(self.repository, year)}` to count them"
-        )
 
     def _from_store(self, window: Window, *, require: bool) -> Iterator[PullRequest]:
         self._check_stored(window, require=require)
@@ -244,12 +237,17 @@ class GitHubSource(Source):
         if self.offline:
             if self.store is None:
                 return None
-            from ..github.sync import SOURCE, _ranges
+            from ..github.sync import SOURCE, _ranges, sync_command
 
             state = self.store.get_sync_state(self.repository, SOURCE)
             ranges = _ranges(state.extra if state else None)
-            if not ranges or min(a for a, _b in ranges) > before - timedelta(days=365):
-                self._warn_first_time_unknown(before)
+            year = before - timedelta(days=365)
+            if not ranges or min(a for a, _b in ranges) > year:
+                self._warn(
+                    f"first-time contributors are not counted: telling them needs the PRs of {self.repository} "
+                    f"merged in the year before {before:%Y-%m-%d}, which the store does not hold; run "
+                    f"`{sync_command(self.repository, year)}` to count them"
+                )
                 return None
             return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
         authors = {p.author for _s, _e, prs in self._read for p in prs if p.merged_at >= before}
