@@ -131,6 +131,12 @@ def test_offline_report_source_reads_the_synced_week_without_network(server, tmp
         assert {p.number for p in prs if p.reviews} == {6823, 6825}
         # three weeks of store cannot tell who is new: unknown, rather than everyone "first-time"
         assert src.earlier_authors(W26_START) is None
+        # and says so once, however often it is asked
+        assert src.earlier_authors(W26_START) is None
+        assert [w for w in src.warnings if w.startswith("first-time contributors are not counted")] == [
+            "first-time contributors are not counted: telling them needs the PRs of verl-project/verl merged in the "
+            "year before 2026-06-22, which the store does not hold; run "
+            "`repobrief sync github:verl-project/verl --since 2025-06-22 --tz Asia/Shanghai` to count them"]
         later = iso_week_window((UNTIL + timedelta(days=14)).date(), SHANGHAI)
         with pytest.raises(SourceError) as e:
             list(src.iter_pull_requests(later))
