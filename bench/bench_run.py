@@ -12,7 +12,8 @@ times, each in a fresh interpreter (start-up counts, as for a user):
 and prints the wall times, the ratio run / slowest single repository (target
 <= 1.2 on 2 cores), the CPU count and load it ran on, and the CPU time of a
 serial run: divided by the CPU count, the best wall time any schedule of that
-work could reach. The commands run in
+work could reach; and the run's start-up before its first worker forks, which
+one core does alone: counted, the floor a run of this work can reach. The commands run in
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
@@ -196,8 +197,43 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     # However the run is scheduled, its CPU time is spread over `cpus` cores at best.
     print(f"  on {cpus} CPUs no schedule of that work beats {user / cpus * 1000:.0f} ms: "
           f"{user / cpus / slowest:.2f}x the slowest single at best")
+    # ... but the run's start-up (interpreter, imports, team config, warm-up) is one
+    # process on one core, before any worker exists: only the rest can be spread.
+    run_cmd = commands["run local (default workers)"]
+    startup = min(_startup_seconds(run_cmd, env, prepare) for _ in range(3))
+    floor = startup + (user - startup) / cpus
+    print(f"  start-up before the first worker forks: {startup * 1000:.0f} ms on one core (min of 3); counting it, "
+          f"no schedule beats {floor * 1000:.0f} ms: {floor / slowest:.2f}x the slowest single at best")
     run = "run local (default workers)"
     return best[run] / slowest, typical[run] / slowest_med, slowest_key
+
+
+# `repobrief …` with the moment its first worker process starts printed to stderr.
+_FIRST_WORKER = """\
+import sys, time, multiprocessing.process as mp
+start = mp.BaseProcess.start
+def first(self):
+    if not getattr(first, "seen", False):
+        first.seen = True
+        print(f"first-worker {time.monotonic()}", file=sys.stderr, flush=True)
+    start(self)
+mp.BaseProcess.start = first
+from repobrief.cli import entry
+sys.argv = ["repobrief", *sys.argv[1:]]
+entry()
+"""
+
+
+def _startup_seconds(cmd: list[str], env: dict, prepare) -> float:
+    """Seconds from launching `repobrief run` (`cmd`) to its first worker's start."""
+    prepare()
+    t = time.monotonic()  # system-wide on Linux: comparable with the child's
+    proc = subprocess.run([sys.executable, "-c", _FIRST_WORKER, *cmd[1:]], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, check=True, text=True)
+    at = [float(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("first-worker ")]
+    if not at:
+        sys.exit(f"no worker started: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    return at[0] - t
 
 
 def _cpu_seconds(cmd: list[str], env: dict) -> float:
