@@ -476,8 +476,8 @@ def run_job(job: RepoJob) -> JobResult:
     failure is a `JobResult` with `ok=False` and a message naming the repository."""
     from .output import write_atomically
     from .pipeline import generate_report, output_name, render_report
+    from .redact import mask_url
     from .serialize import report_to_dict
-    from .store import mask_url
 
     started = time.perf_counter()
     result = JobResult(job.index, job.label, False)

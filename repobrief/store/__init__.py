@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from typing import Any, overload
 
 from ..errors import StoreError
 from ..models import PRAnalysis, PullRequest
+from ..redact import PASSWORD_RE, mask_url
 
 __all__ = [
     "CacheEntry",
@@ -92,23 +92,11 @@ def cache_key(model: str, prompt_version: str, request: Any) -> str:
     return h.hexdigest()
 
 
-# The password runs to the `@` the host follows (a host, then `/`, `?`, `#` or the end):
-# an unencoded `@` or `/` in it is the password's, not the host's or the path's.
-_PASSWORD_RE = re.compile(r"(://[^:/@\s]*:)\S*?(@)(?=[^@/?#\s]*(?:[/?#]|$))")
-_QUERY_PASSWORD_RE = re.compile(r"([?&]password=)[^&#\s]*", re.IGNORECASE)
-
-
-def mask_url(url: str) -> str:
-    """The URL with any password (in the user part or `?password=`) replaced by `***`
-    (safe for messages and logs)."""
-    return _QUERY_PASSWORD_RE.sub(r"\1***", _PASSWORD_RE.sub(r"\1***\2", url))
-
-
 def _encode_password(url: str) -> str:
     """`USER:PA@SS@HOST` as the user meant it (the host follows the last `@`), with the
     password's `@` and `/` encoded: parsed as written, the rest of the password became the host
     name, which the server's error then showed."""
-    m = _PASSWORD_RE.search(url)
+    m = PASSWORD_RE.search(url)
     if m is None:
         return url
     password = url[m.end(1) : m.end(2) - 1]
