@@ -7,11 +7,13 @@ name in `repobrief.registry.EXECUTORS`, so a cluster executor (Ray: one remote
 task per job, the output folder on shared storage, the store on PostgreSQL)
 plugs in beside the local ones without touching the runner.
 
-- `local` (the default): worker processes on this machine. The report pipeline
-  is Python (the GIL) around `git log` subprocesses, so processes are what
-  use a second core; one per CPU; bench/bench_run.py measures it. Interrupted
-  (Ctrl-C, or SIGTERM, which the CLI turns into one), the run stops its workers
-  instead of waiting for their jobs; a worker also stops when its parent dies.
+- `local` (the default): worker processes on this machine, forked
+  (`repobrief.forkpool`). The report pipeline is Python (the GIL) around
+  `git log` subprocesses, so processes are what use a second core; one per
+  CPU; bench/bench_run.py measures it. A worker that dies takes only its own
+  job with it. Interrupted (Ctrl-C, or SIGTERM, which the CLI turns into one),
+  the run stops its workers instead of waiting for their jobs; a worker also
+  stops when its parent dies.
 - `threads`: worker threads in this process, for callers that must not fork
   (and for comparison in the benchmark).
 - `serial`: one job after another in this process (debugging, profiling).
@@ -19,18 +21,18 @@ plugs in beside the local ones without touching the runner.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from concurrent import futures
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from .stopping import die_with_parent
 from .team import JobResult, RepoJob, run_job
+
+if TYPE_CHECKING:
+    from concurrent import futures
 
 OnResult = Callable[[JobResult], None]
 
@@ -84,6 +86,8 @@ class _PoolExecutor(Executor):
                 raise
 
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        from concurrent import futures
+
         if not jobs:
             return []
         results: dict[int, JobResult] = {}
@@ -100,7 +104,7 @@ class _PoolExecutor(Executor):
                 job = pending[fut]
                 try:
                     done(fut.result())
-                except BrokenProcessPool:
+                except futures.BrokenExecutor:
                     orphans.append(job)  # a worker died and took the pool's unfinished jobs with it
                 except Exception as e:  # noqa: BLE001 - the job could not even be sent or returned
                     done(_worker_failed(job, e))
@@ -115,25 +119,41 @@ class _PoolExecutor(Executor):
 
 
 def _worker_failed(job: RepoJob, e: BaseException) -> JobResult:
-    what = "the worker process died" if isinstance(e, BrokenProcessPool) else f"the worker failed ({type(e).__name__}: {e})"
+    from concurrent.futures import BrokenExecutor
+
+    from .forkpool import WorkerDied
+
+    what = "the worker process died" if isinstance(e, (BrokenExecutor, WorkerDied)) else f"the worker failed ({type(e).__name__}: {e})"
     return JobResult(job.index, job.label, False, error=what,
                      hint="run this repository alone with `repobrief report` to see why", exit_code=1, stage="worker")
 
 
-class LocalExecutor(_PoolExecutor):
-    """Worker processes. Forked where the platform allows it: the workers inherit the
-    parent's imported modules instead of importing repobrief again."""
+class LocalExecutor(Executor):
+    """Worker processes forked from this one (`repobrief.forkpool`): they inherit its
+    imported modules, loaded catalogs and templates, and the jobs. Where there is no
+    fork, a spawning process pool."""
 
     name = "local"
 
-    def _pool(self, workers: int) -> futures.Executor:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                                           initializer=_worker_started, initargs=(os.getpid(),))
-
     def run(self, jobs: Sequence[RepoJob], on_result: OnResult | None = None) -> list[JobResult]:
+        if not jobs:
+            return []
         _warm_imports(jobs)
-        return super().run(jobs, on_result)
+        if not hasattr(os, "fork"):
+            return _SpawnPool(self.workers).run(jobs, on_result)
+        from .forkpool import ForkPool
+
+        pool = ForkPool(jobs, run_job, _worker_failed, on_result, worker_started=_worker_started)
+        return pool.run(self.worker_count(len(jobs)))
+
+
+class _SpawnPool(_PoolExecutor):
+    def _pool(self, workers: int) -> futures.Executor:
+        import multiprocessing
+        from concurrent import futures
+
+        return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=_worker_started, initargs=(os.getpid(),))
 
     def _stop(self, pool: futures.Executor) -> None:
         # The pool has no public way to stop its workers before Python 3.14 (terminate_workers),
@@ -149,6 +169,8 @@ class ThreadExecutor(_PoolExecutor):
     name = "threads"
 
     def _pool(self, workers: int) -> futures.Executor:
+        from concurrent import futures
+
         return futures.ThreadPoolExecutor(workers, thread_name_prefix="repobrief-job")
 
 
@@ -162,10 +184,8 @@ def _worker_started(parent: int) -> None:
 def _warm_imports(jobs: Sequence[RepoJob]) -> None:
     """Import and load what every job needs once, before forking, so each worker does not
     (each paid ≈ 30 ms for the modules below alone)."""
-    import concurrent.futures.thread  # noqa: F401 - the git source reads in threads
     import ctypes  # noqa: F401 - die_with_parent, in every worker
 
-    from . import store  # noqa: F401 - run_job masks database URLs with it
     from .pipeline import resolve_target, warm_up
 
     # Resolved as the jobs will resolve them: a clone's path is no source name to look up.

@@ -492,6 +492,82 @@ def test_a_repository_that_kills_its_worker_fails_alone(trio, tmp_path):
     assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.md").is_file()
 
 
+def test_a_dying_worker_takes_only_its_own_job_with_it(trio, tmp_path):
+    """A worker killed mid-run (as by the kernel, for memory): the job running beside it
+    in the other worker finishes there, started once; a new worker takes the job left;
+    the dead worker's job runs once more alone, dies again and fails with a message."""
+    import os
+    import time
+
+    from repobrief.registry import SOURCES
+    from repobrief.sources.git import GitSource
+
+    log = tmp_path / "started.log"
+
+    def started(name: str) -> None:
+        with log.open("a") as fh:
+            fh.write(name + "\n")
+
+    def wait_for(name: str) -> None:
+        deadline = time.monotonic() + 60
+        while name not in log.read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    class Beside(GitSource):
+        """Still reading when its neighbour's worker dies, and for a while after."""
+
+        def __init__(self, location, settings=None, *, store=None, offline=False):
+            started("beside")
+            wait_for("doomed")
+            time.sleep(0.5)
+            super().__init__(location, settings, store=store, offline=offline)
+
+    class Counted(GitSource):
+        def __init__(self, location, settings=None, *, store=None, offline=False):
+            started("after")
+            super().__init__(location, settings, store=store, offline=offline)
+
+    class Doomed:
+        needs_store = False
+
+        def __init__(self, location, settings, store=None, offline=False):
+            wait_for("beside")
+            started("doomed")
+            os._exit(9)
+
+    for scheme, cls in (("beside", Beside), ("counted", Counted), ("doomed", Doomed)):
+        SOURCES.register(scheme, cls)  # inherited by the forked workers
+    log.write_text("")
+    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\nworkers = 2\n'
+    body += f'[[repositories]]\nsource = "beside:{trio["alpha"]}"\nname = "acme/alpha"\n'
+    body += '[[repositories]]\nsource = "doomed:acme/doomed"\nname = "acme/doomed"\n'
+    body += f'[[repositories]]\nsource = "counted:{trio["beta"]}"\nname = "acme/beta"\n'
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == 8, err
+    assert "error: acme/doomed: the worker process died" in err
+    assert "2 of 3 repositories reported, 1 failed" in err
+    assert sorted(log.read_text().split()) == ["after", "beside", "doomed", "doomed"]
+    for name in ("alpha", "beta"):
+        assert (tmp_path / "out" / f"acme__{name}" / f"acme__{name}-2026-W26.en.md").is_file()
+
+
+def test_without_fork_the_local_executor_spawns_its_workers(trio, tmp_path, monkeypatch):
+    """Where the platform cannot fork, the workers are fresh interpreters: same reports."""
+    import os
+
+    cfg = trio_config(tmp_path, trio)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q", "--out", str(tmp_path / "forked")])
+    assert code == 0, err
+    monkeypatch.delattr(os, "fork")
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q", "--out", str(tmp_path / "spawned")])
+    assert code == 0, err
+    forked = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*.md"))
+    assert len(forked) == 3
+    for rel in forked:
+        assert (tmp_path / "spawned" / rel).read_text() == (tmp_path / "forked" / rel).read_text()
+
+
 def test_reports_and_prs_go_to_a_shared_sqlite_store(trio, tmp_path):
     """Worker processes writing one SQLite file at once (WAL, busy timeout)."""
     from repobrief.store import open_store
