@@ -7,7 +7,8 @@ times, each in a fresh interpreter (start-up counts, as for a user):
 
 - `repobrief report` of each repository alone (md + json to a folder), and
 - `repobrief run --config team.toml` over all four (the same outputs),
-  with each executor (worker processes, threads, serial),
+  with each executor (worker processes, threads, serial), and over each one
+  alone (`--only`),
 
 and prints the wall times, the ratio run / slowest single repository (target
 <= 1.2 on 2 cores), the CPU count and load it ran on, and the CPU time of a
@@ -138,6 +139,8 @@ def _bench(args, base: Path, scratch: Path) -> None:
     commands: dict[str, list[str]] = {}
     for name, path in paths.items():
         commands[f"single {name}"] = [exe, "report", str(path), "--name", name, *common, "--out", str(scratch / "single")]
+        commands[f"alone {name}"] = [exe, "run", "--config", str(team), "--only", name, "--week", args.week, "-q",
+                                     "--out", str(scratch / "alone")]
     variants = (("local", None), ("local", 2 * cpus), ("threads", None), ("serial", None))
     for executor, workers in variants:
         label = f"{executor} ({workers or 'default'} workers)" if executor != "serial" else "serial"
@@ -190,6 +193,13 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
         if key.startswith("run "):
             print(f"  repobrief {key:<32} {best[key] * 1000:7.0f} / {typical[key] * 1000:7.0f} ms   "
                   f"ratio to slowest single {best[key] / slowest:4.2f}x (median {typical[key] / slowest_med:4.2f}x)")
+    # The same question with `run` on both sides: what running four at once adds to
+    # running the slowest alone, the run's own start-up (executor, team config) in both.
+    alone = {k.removeprefix("alone "): best[k] for k in commands if k.startswith("alone ")}
+    slowest_alone = max(alone, key=alone.get)
+    run_best = best["run local (default workers)"]
+    print(f"  repobrief run --only {slowest_alone} (the slowest alone): {alone[slowest_alone] * 1000:.0f} ms; "
+          f"the run of 4 is {run_best / alone[slowest_alone]:.2f}x that")
     prepare()
     user = _cpu_seconds([exe, "run", "--config", str(team), "--week", args.week, "-q", "--executor", "serial",
                          "--out", str(scratch / "cpu")], env)
@@ -208,21 +218,20 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     return best[run] / slowest, typical[run] / slowest_med, slowest_key
 
 
-# `repobrief …` with the moment its first worker process starts printed to stderr.
+# `repobrief …` with the moment it forks its first worker (repobrief.forkpool) printed to stderr.
 _FIRST_WORKER = """\
-import sys, time, multiprocessing.process as mp
-start = mp.BaseProcess.start
-def first(self):
+import os, sys, time
+fork = os.fork
+def first():
     if not getattr(first, "seen", False):
         first.seen = True
         print(f"first-worker {time.monotonic()}", file=sys.stderr, flush=True)
-    start(self)
-mp.BaseProcess.start = first
+    return fork()
+os.fork = first
 from repobrief.cli import entry
 sys.argv = ["repobrief", *sys.argv[1:]]
 entry()
 """
-
 
 def _startup_seconds(cmd: list[str], env: dict, prepare) -> float:
     """Seconds from launching `repobrief run` (`cmd`) to its first worker's start."""
