@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from typing import Any, overload
 
 from ..errors import StoreError
 from ..models import PRAnalysis, PullRequest
-from ..redact import PASSWORD_RE, mask_url
+from ..redact import PASSWORD, mask_url
 
 __all__ = [
     "CacheEntry",
@@ -96,7 +97,7 @@ def _encode_password(url: str) -> str:
     """`USER:PA@SS@HOST` as the user meant it (the host follows the last `@`), with the
     password's `@` and `/` encoded: parsed as written, the rest of the password became the host
     name, which the server's error then showed."""
-    m = PASSWORD_RE.search(url)
+    m = re.search(PASSWORD, url)
     if m is None:
         return url
     password = url[m.end(1) : m.end(2) - 1]
