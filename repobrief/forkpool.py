@@ -51,10 +51,10 @@ class _Worker:
 
 class ForkPool:
     """Runs `work(item)` for every item in `size` forked workers; `run` returns the
-    results in the items' order. `work` must not raise (it returns failures as results:
-    anything it raises ends its worker, as a crash would); `failed(item, error)` makes
-    the result of an item whose worker died twice; `on_result` sees each result as it
-    arrives. The items stay in the parent: a worker gets only an item's number."""
+    results in the items' order. `failed(item, error)` makes the result of an item
+    whose `work` raised, whose result would not pickle, or whose worker died twice
+    (`WorkerDied`); `on_result` sees each result as it arrives, in the parent. The
+    items stay in the parent: a worker is sent only an item's number."""
 
     def __init__(self, items: Sequence[Any], work: Callable[[Any], Any], failed: Callable[[Any, BaseException], Any],
                  on_result: Callable[[Any], None] | None = None, *, worker_started: Callable[[int], None] | None = None):
@@ -136,7 +136,10 @@ class ForkPool:
             self.worker_started(parent)
         while len(head := os.read(jobs_r, 4)) == 4:
             item = self.items[int.from_bytes(head, "little")]
-            result = self.work(item)
+            try:
+                result = self.work(item)
+            except Exception as e:  # noqa: BLE001 - one item's bug is its own failure, not its worker's
+                result = self.failed(item, e)
             try:
                 data = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
             except Exception as e:  # noqa: BLE001 - a result that cannot be sent back is a failure of its own
@@ -189,8 +192,8 @@ class ForkPool:
         os.waitpid(w.pid, 0)
         if w.job is not None:
             self.died.append(w.job)
-            if self.todo:
-                self._fork()  # in its place, for the jobs left
+        if self.todo:  # it died (a worker ends by itself only when no job is left): one in its place
+            self._fork()
 
     def _stop(self) -> None:
         """Stop every worker now and wait for each (a report mid-commit is finished)."""

@@ -1,0 +1,88 @@
+"""The local executor's pool of forked workers (`repobrief.forkpool`), on its own:
+results in order and as they come, failures that stay with their item, a worker
+killed mid-job, and a parent that stops its workers when it is interrupted."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from repobrief.forkpool import ForkPool, WorkerDied
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+
+
+def _failed(item, error):
+    return (item, "failed", type(error).__name__)
+
+
+def test_results_come_in_the_items_order_from_the_workers_and_each_is_seen_once():
+    seen = []
+    out = ForkPool(list(range(12)), lambda i: (i, os.getpid()), _failed, seen.append).run(3)
+    assert [i for i, _ in out] == list(range(12))
+    pids = {pid for _, pid in out}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 3
+    assert sorted(seen) == sorted(out)
+
+
+def test_an_item_that_raises_or_will_not_pickle_fails_alone_and_its_worker_goes_on():
+    def work(item):
+        if item == "raises":
+            raise ValueError("bad item")
+        if item == "unpicklable":
+            return lambda: None
+        return (item, os.getpid())
+
+    out = ForkPool(["a", "raises", "unpicklable", "b"], work, _failed).run(1)
+    assert out[1] == ("raises", "failed", "ValueError")
+    assert out[2][:2] == ("unpicklable", "failed")
+    assert out[0][1] == out[3][1]  # one worker did all four: none of it ended the worker
+
+
+def test_a_killed_worker_loses_only_its_item_which_runs_again_alone(tmp_path):
+    """The item whose worker dies is tried once more, alone, after the others; the items
+    beside it are not run again; a new worker takes the items left."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+
+    def work(item):
+        (runs / f"{item}-{os.getpid()}").touch()
+        if item == "killer":
+            os._exit(9)
+        return item
+
+    items = ["a", "killer", "b", "c", "d"]
+    out = ForkPool(items, work, _failed).run(2)
+    assert out == ["a", ("killer", "failed", WorkerDied.__name__), "b", "c", "d"]
+    names = [p.name.split("-")[0] for p in runs.iterdir()]
+    assert sorted(names) == ["a", "b", "c", "d", "killer", "killer"]
+
+
+def test_an_interrupted_parent_stops_its_workers_before_the_error_goes_on(tmp_path):
+    """`on_result` raising (as Ctrl-C would, in the parent) stops the workers still busy
+    with long items: none of them is left running."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+
+    def work(item):
+        (pids / str(os.getpid())).touch()
+        if item != "quick":
+            time.sleep(120)
+        return item
+
+    def on_result(result):
+        deadline = time.monotonic() + 30  # both slow items have started
+        while len(list(pids.iterdir())) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ForkPool(["quick", "slow", "slower"], work, _failed, on_result).run(3)
+    workers = [int(p.name) for p in pids.iterdir()]
+    assert len(workers) == 3
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # stopped and collected: not even a zombie is left
+
