@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import kept_facts, user_env  # noqa: E402
+from benchenv import kept_facts, pulled_clone, user_env  # noqa: E402
 from gitrepo import replay_history  # noqa: E402
 
 TZ = timezone(timedelta(hours=8))  # Asia/Shanghai, where verl's weeks are read
@@ -112,14 +112,7 @@ def _pulled_a_week_later(repo: Path, tmp: Path, exe: Path, args, start: datetime
     this week from the same clone pulled to this week's end (the authors' walk then
     covers the week's new commits), each timed run starting from what the first kept."""
     clone = tmp / "pulled.git"
-    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(repo), str(clone)], check=True)
-    branch = subprocess.run(["git", "-C", str(clone), "symbolic-ref", "--short", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
-
-    def stand_at(end: datetime) -> None:
-        tip = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "-1", f"--before={end.isoformat()}",
-                              "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        subprocess.run(["git", "-C", str(clone), "update-ref", f"refs/heads/{branch}", tip], check=True)
+    stand_at = pulled_clone(repo, clone)
 
     env = user_env(XDG_CACHE_HOME=str(tmp / "pulled-cache"))
     stand_at(start)

@@ -18,12 +18,16 @@ one core does alone: counted, the floor a run of this work can reach. The comman
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
-Each figure is taken three times over, for what the git facts kept between runs
+Each figure is taken four times over, for what the git facts kept between runs
 (`repobrief/sources/gitfacts.py`) hold when a command starts:
 - `nothing kept`: the first run on these clones;
 - `last week kept`: what reporting the week before (`run --week` one week
-  earlier) kept, as a weekly job finds it;
-- `this week kept`: the same week reported again.
+  earlier) kept, the clones' heads unchanged (months past the week);
+- `this week kept`: the same week reported again;
+- `clones pulled a week later`: the weekly job as it happens. Clones of the
+  four (`git clone --shared`) stood at the end of the week before when it was
+  reported, and were pulled since to the end of this one: each command starts
+  from what that report kept, its authors' walk covers the week's new commits.
 
     .venv/bin/python bench/bench_run.py [--runs 5] [--week 2026-W04] [--keep DIR]
 """
@@ -42,11 +46,12 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import kept_facts, user_env  # noqa: E402
+from benchenv import kept_facts, pulled_clone, user_env  # noqa: E402
 from gitrepo import load_history, replay_history  # noqa: E402
 
 
@@ -125,28 +130,11 @@ def _bench(args, base: Path, scratch: Path) -> None:
     # A fresh default store and cache folder, never the user's.
     env = user_env(XDG_DATA_HOME=str(scratch / "data"), XDG_CACHE_HOME=str(scratch / "cache"))
     exe = str(Path(sys.executable).with_name("repobrief"))
-    team = scratch / "team.toml"
-    body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n'
-    for name, path in paths.items():
-        body += f'\n[[repositories]]\nsource = "{path}"\nname = "{name}"\ntimezone = "Asia/Shanghai"\n'
-    team.write_text(body, encoding="utf-8")
-
-    common = ["--week", args.week, "--tz", "Asia/Shanghai", "--lang", "en", "--format", "md,json", "-q"]
-    timed([exe, "report", str(paths["verl-project/verl"]), "--name", "verl-project/verl", *common,
-           "--out", str(scratch / "warm")], 1, env)  # the page cache
-
+    team = _team(scratch / "team.toml", paths)
     cpus = os.cpu_count() or 1
-    commands: dict[str, list[str]] = {}
-    for name, path in paths.items():
-        commands[f"single {name}"] = [exe, "report", str(path), "--name", name, *common, "--out", str(scratch / "single")]
-        commands[f"alone {name}"] = [exe, "run", "--config", str(team), "--only", name, "--week", args.week, "-q",
-                                     "--out", str(scratch / "alone")]
-    variants = (("local", None), ("local", 2 * cpus), ("threads", None), ("serial", None))
-    for executor, workers in variants:
-        label = f"{executor} ({workers or 'default'} workers)" if executor != "serial" else "serial"
-        cmd = [exe, "run", "--config", str(team), "--week", args.week, "--executor", executor, "-q",
-               "--out", str(scratch / f"run-{executor}")]
-        commands[f"run {label}"] = cmd + (["--workers", str(workers)] if workers else [])
+    commands = _commands(exe, paths, team, args.week, scratch, cpus)
+    timed([*commands["single verl-project/verl"][:-1], str(scratch / "warm")], 1, env)  # the page cache
+
     # What the week before kept: one run of it, from which every `last week` command starts.
     last_year, last_week_no, _ = (datetime.fromisocalendar(year, week, 1) - timedelta(weeks=1)).isocalendar()
     before = f"{last_year}-W{last_week_no:02d}"
@@ -157,10 +145,56 @@ def _bench(args, base: Path, scratch: Path) -> None:
     ratios = []
     for mode, prepare in modes:
         ratios.append((mode, _series(args, scratch, env, exe, team, commands, prepare, cpus, mode)))
+
+    # The weekly job as it happens: clones that stood at the end of the week before when
+    # it was reported, pulled since to this week's end (so the authors' walk covers the
+    # week's new commits, and each clone's head is the week's end).
+    stands, pulled = {}, {}
+    for name, path in paths.items():
+        pulled[name] = scratch / "pulled" / f"{path.name}.git"
+        stands[name] = pulled_clone(path, pulled[name])
+    start = datetime.fromisocalendar(year, week, 1).replace(tzinfo=ZoneInfo("Asia/Shanghai"))
+    for stand in stands.values():
+        stand(start)
+    team_pulled = _team(scratch / "team-pulled.toml", pulled)
+    env_pulled = user_env(XDG_DATA_HOME=str(scratch / "data"), XDG_CACHE_HOME=str(scratch / "pulled-cache"))
+    timed([exe, "run", "--config", str(team_pulled), "--week", before, "-q", "--out", str(scratch / "before")], 1,
+          env_pulled)
+    _, kept_pulled = kept_facts(scratch / "pulled-cache", scratch / "pulled-last-week-facts")
+    for stand in stands.values():
+        stand(start + timedelta(weeks=1))
+    mode = "clones pulled a week later"
+    ratios.append((mode, _series(args, scratch, env_pulled, exe, team_pulled,
+                                 _commands(exe, pulled, team_pulled, args.week, scratch, cpus), kept_pulled, cpus, mode)))
     print()
     for mode, (ratio, median, slowest_key) in ratios:
         print(f"ratio run (local, default workers) / slowest single ({slowest_key.removeprefix('single ')}), {mode}: "
               f"{ratio:.2f}x (minimum of {args.runs}; median {median:.2f}x) (target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'})")
+
+
+def _team(path: Path, clones: dict[str, Path]) -> Path:
+    """A team config of these clones (name: path), md + json in English."""
+    body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["en"]\n'
+    for name, clone in clones.items():
+        body += f'\n[[repositories]]\nsource = "{clone}"\nname = "{name}"\ntimezone = "Asia/Shanghai"\n'
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def _commands(exe: str, clones: dict[str, Path], team: Path, week: str, scratch: Path, cpus: int) -> dict[str, list[str]]:
+    """Every command a series times: each clone alone (`report`, and `run --only`), and the
+    run over all with each executor. Each command's last argument is its output folder."""
+    common = ["--week", week, "--tz", "Asia/Shanghai", "--lang", "en", "--format", "md,json", "-q"]
+    commands: dict[str, list[str]] = {}
+    for name, path in clones.items():
+        commands[f"single {name}"] = [exe, "report", str(path), "--name", name, *common, "--out", str(scratch / "single")]
+        commands[f"alone {name}"] = [exe, "run", "--config", str(team), "--only", name, "--week", week, "-q",
+                                     "--out", str(scratch / "alone")]
+    for executor, workers in (("local", None), ("local", 2 * cpus), ("threads", None), ("serial", None)):
+        label = f"{executor} ({workers or 'default'} workers)" if executor != "serial" else "serial"
+        commands[f"run {label}"] = [exe, "run", "--config", str(team), "--week", week, "--executor", executor, "-q",
+                                    *(["--workers", str(workers)] if workers else []), "--out", str(scratch / f"run-{executor}")]
+    return commands
 
 
 def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict[str, list[str]], prepare, cpus: int,

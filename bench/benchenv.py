@@ -13,7 +13,9 @@ import compileall
 import importlib.util
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 
@@ -45,3 +47,19 @@ def kept_facts(cache: Path, snapshot: Path) -> tuple[Callable[[], None], Callabl
         shutil.copytree(snapshot, facts)
 
     return nothing, saved
+
+
+def pulled_clone(repo: Path, clone: Path) -> Callable[[datetime], None]:
+    """A clone of `repo` (`git clone --bare --shared`: no copy of its objects) and a
+    function that moves the clone's branch to `repo`'s last mainline commit before a
+    time, as if it had been pulled then: a weekly job's clone, week after week."""
+    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(repo), str(clone)], check=True)
+    branch = subprocess.run(["git", "-C", str(clone), "symbolic-ref", "--short", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+
+    def stand_at(end: datetime) -> None:
+        tip = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "-1", f"--before={end.isoformat()}",
+                              "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        subprocess.run(["git", "-C", str(clone), "update-ref", f"refs/heads/{branch}", tip], check=True)
+
+    return stand_at
