@@ -465,37 +465,11 @@ def test_all_failing_repositories_fail_the_run(tmp_path):
     assert f"{SourceError.__name__}" not in err  # a message, not a traceback
 
 
-def test_a_repository_that_kills_its_worker_fails_alone(trio, tmp_path):
-    """A source that takes its worker process down (as an out-of-memory kill would):
-    that repository fails, the others, which shared the pool, are still reported."""
-    import os
-
-    from repobrief.registry import SOURCES
-
-    class KillsItsWorker:
-        needs_store = False
-
-        def __init__(self, location, settings, store=None, offline=False):
-            os._exit(9)
-
-    SOURCES.register("killer", KillsItsWorker)  # inherited by the forked workers
-    body = 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\nworkers = 3\n'
-    body += f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
-    body += '[[repositories]]\nsource = "killer:acme/doomed"\nname = "acme/doomed"\n'
-    body += f'[[repositories]]\nsource = "{trio["beta"]}"\nname = "acme/beta"\n'
-    cfg = write_team(tmp_path, body)
-    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
-    assert code == 8, err
-    assert "error: acme/doomed: the worker process died" in err
-    assert "2 of 3 repositories reported, 1 failed" in err
-    assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()
-    assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.md").is_file()
-
-
 def test_a_dying_worker_takes_only_its_own_job_with_it(trio, tmp_path):
-    """A worker killed mid-run (as by the kernel, for memory): the job running beside it
-    in the other worker finishes there, started once; a new worker takes the job left;
-    the dead worker's job runs once more alone, dies again and fails with a message."""
+    """A source that takes its worker process down (as an out-of-memory kill would): the
+    job running beside it in the other worker finishes there, started once; a new
+    worker takes the job left; the dead worker's job runs once more alone, dies again
+    and fails with a message; the others are reported."""
     import os
     import time
 
