@@ -638,7 +638,7 @@ def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo
         assert wait_until(lambda: len(held) >= 2 or proc.poll() is not None, timeout=120), "no worker reached its publish step"
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(sig)
-        proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
         assert wait_until(lambda: not live_processes(proc.pid)), "worker processes outlived the run"
     finally:
         for pid in live_processes(proc.pid):
@@ -647,4 +647,6 @@ def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo
         for conn in held:
             conn.close()
     assert proc.returncode == (130 if sig == signal.SIGTERM else -sig)
+    if sig == signal.SIGTERM:  # said, not a silent exit
+        assert "interrupted; 0 of 2 repositories finished, the others were stopped" in err
     assert [p.name for p in tmp_path.rglob(".*") if p.is_file()] == []  # nothing half-written

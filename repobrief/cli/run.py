@@ -123,6 +123,12 @@ def run(
     try:
         options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
         results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress, options=options)
+    except KeyboardInterrupt:
+        # Typer would turn it into a silent exit 130.
+        progress.stop()
+        typer.echo(f"interrupted; {progress.done} of {progress.total} repositories finished, the others were stopped "
+                   "(a report's files are written whole or not at all)" + ("; no digest" if digest else ""), err=True)
+        raise SystemExit(130) from None
     finally:
         progress.stop()
     results = sorted(failed + results, key=lambda r: r.index)
