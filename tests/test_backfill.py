@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from datetime import UTC, datetime, timedelta
 
@@ -484,12 +485,13 @@ def test_sigterm_stops_a_parallel_backfill_with_its_workers_and_leaves_whole_fil
         assert wait_until(lambda: out.exists() and any(out.glob("*.json")) or proc.poll() is not None)
         assert proc.poll() is None, "the backfill ended before it could be stopped"
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
         assert wait_until(lambda: not live_processes(proc.pid)), "processes of the backfill outlived it"
     finally:
         for pid in live_processes(proc.pid):
             os.kill(pid, signal.SIGKILL)
     assert proc.returncode == 130
+    assert re.search(r"interrupted after \d+ of 99 weeks; the reports written are in ", err), err
     assert _files_whole(out) == []
     assert len(list(out.glob("*.json"))) < 100  # it stopped: not every week was written
 

@@ -48,11 +48,13 @@ def backfill(
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
     bar = None
     show = not quiet and sys.stderr.isatty()
+    weeks_done = 0
 
     def progress(done: int, total: int) -> None:
         # Redrawn on each call, without rich's refresh thread: `backfill` forks workers
         # while it runs, and a fork must not copy a thread's locks.
-        nonlocal bar
+        nonlocal bar, weeks_done
+        weeks_done = done
         if show and bar is None:
             from rich.console import Console
             from rich.progress import Progress
@@ -67,6 +69,13 @@ def backfill(
     try:
         res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
                            progress=progress, source_name=source, offline=offline)
+    except KeyboardInterrupt:
+        # Typer would turn it into a silent exit 130.
+        if bar is not None:
+            bar.stop()
+        typer.echo(f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in {out} "
+                   "(each whole or not at all)", err=True)
+        raise SystemExit(130) from None
     finally:
         if bar is not None:
             bar.stop()
