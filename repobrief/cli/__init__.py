@@ -8,7 +8,7 @@ at the edge.
 from __future__ import annotations
 
 import gc
-import sys
+from typing import NoReturn
 
 import typer
 
@@ -41,6 +41,13 @@ def _root(
     pass
 
 
+def interrupted(message: str) -> NoReturn:
+    """Ctrl-C or SIGTERM stopped a command: say what was done and exit 130 (Typer would
+    turn the interrupt into a silent exit 130)."""
+    typer.echo(message, err=True)
+    raise SystemExit(130)
+
+
 # Command groups: each module adds its commands to `app` when imported.
 from . import backfill, batch, publish, report, run, site, sync  # noqa: E402,F401
 
@@ -64,8 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except RepobriefError as err:
         fail(err)
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+        interrupted("interrupted")
 
 
 def entry() -> None:

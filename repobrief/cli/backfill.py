@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..output import check_out_folder
-from . import app
+from . import app, interrupted
 from . import options as opt
 from .report import parse_formats
 
@@ -67,18 +67,15 @@ def backfill(
             bar.update(bar.task_ids[0], completed=done, refresh=True)
 
     try:
-        res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
-                           progress=progress, source_name=source, offline=offline)
+        try:
+            res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
+                               progress=progress, source_name=source, offline=offline)
+        finally:
+            if bar is not None:
+                bar.stop()
     except KeyboardInterrupt:
-        # Typer would turn it into a silent exit 130.
-        if bar is not None:
-            bar.stop()
-        typer.echo(f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in {out} "
-                   "(each whole or not at all)", err=True)
-        raise SystemExit(130) from None
-    finally:
-        if bar is not None:
-            bar.stop()
+        interrupted(f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in {out} "
+                    "(each whole or not at all)")
     for w in res.warnings:  # as `report` does, even with -q
         typer.echo(f"warning: {w}", err=True)
     if not quiet:

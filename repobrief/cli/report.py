@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..output import check_out_folder, write_atomically
-from . import app
+from . import app, interrupted
 from . import options as opt
 
 if TYPE_CHECKING:
@@ -113,15 +113,13 @@ def report(
     with store if store is not None else nullcontext():
         progress = _Progress(not quiet)
         try:
-            rep = generate_report(path, settings, window, refresh=refresh, progress=progress, enrich_github=github,
-                                  source_name=source, offline=offline, store=store)
+            try:
+                rep = generate_report(path, settings, window, refresh=refresh, progress=progress,
+                                      enrich_github=github, source_name=source, offline=offline, store=store)
+            finally:
+                progress.stop()
         except KeyboardInterrupt:
-            # Typer would turn it into a silent exit 130; the files are written only at the end
-            progress.stop()
-            typer.echo("interrupted; no report was written", err=True)
-            raise SystemExit(130) from None
-        finally:
-            progress.stop()
+            interrupted("interrupted; no report was written")  # the files are written only at the end
         if link:
             rep.card.link = link
         for w in rep.warnings:

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from ..errors import RepobriefError, UsageError
-from . import app
+from . import app, interrupted
 
 
 class PartialFailure(RepobriefError):
@@ -120,17 +120,16 @@ def run(
     for res in failed:
         progress(res)
     progress.start()
+    options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
     try:
-        options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
-        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress, options=options)
+        try:
+            results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress,
+                               options=options)
+        finally:
+            progress.stop()
     except KeyboardInterrupt:
-        # Typer would turn it into a silent exit 130.
-        progress.stop()
-        typer.echo(f"interrupted; {progress.done} of {progress.total} repositories finished, the others were stopped "
-                   "(a report's files are written whole or not at all)" + ("; no digest" if digest else ""), err=True)
-        raise SystemExit(130) from None
-    finally:
-        progress.stop()
+        interrupted(f"interrupted; {progress.done} of {progress.total} repositories finished, the others were stopped "
+                    "(a report's files are written whole or not at all)" + ("; no digest" if digest else ""))
     results = sorted(failed + results, key=lambda r: r.index)
     bad: list[JobResult] = [r for r in results if not r.ok]
 

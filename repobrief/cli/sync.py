@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import UsageError
-from . import app
+from . import app, interrupted
 
 
 @app.command(no_args_is_help=True)
@@ -76,11 +76,8 @@ def sync(
             try:
                 result = sync_repository(fetcher, store, start, on_page=on_page)
             except KeyboardInterrupt:
-                typer.echo(
-                    f"interrupted; what was fetched is stored in {store.display}. Run the same command to continue.",
-                    err=True,
-                )
-                raise SystemExit(130) from None
+                interrupted(f"interrupted; what was fetched is stored in {store.display}. "
+                            "Run the same command to continue.")
         for w in fetcher.warnings:
             typer.echo(f"warning: {w}", err=True)
         if not quiet:
