@@ -431,14 +431,16 @@ class LLMEngine(Engine):
         from ..llm.prompts import build_pr_input, period_span, schema_for
         from ..llm.schema import PRAnalysisOut, json_schema
 
-        schema = schema_for(json_schema(PRAnalysisOut), _days(getattr(ctx, "window", None)))
+        window = getattr(ctx, "window", None)
+        days = _days(window)
+        schema = schema_for(json_schema(PRAnalysisOut), days)
         body = clean_body(pr.body or "").text
         inp = build_pr_input(
             pr,
             hint,
             repository=getattr(ctx, "repository", ""),
-            week=getattr(getattr(ctx, "window", None), "label", ""),
-            days=_days(getattr(ctx, "window", None)),
+            week=getattr(window, "label", ""),
+            days=days,
             lang=self._lang,
             week_prs=week_prs,
             diff=diff,
@@ -451,7 +453,7 @@ class LLMEngine(Engine):
         ]
         stats = {"lines": [pr.lines_added, pr.lines_deleted, pr.lines], "files": len(pr.files)}
         grounds = Grounds(
-            span=period_span(_days(getattr(ctx, "window", None))),
+            span=period_span(days),
             week_prs=set(week_prs),
             counts=collect_numbers(stats),
             # the hints are computed data too: their evidence may quote sizes and counts
