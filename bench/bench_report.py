@@ -26,30 +26,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import kept_facts, pulled_clone, user_env  # noqa: E402
+from benchenv import kept_facts, monday, pulled_clone, user_env, week_label  # noqa: E402
 from gitrepo import replay_history  # noqa: E402
-
-TZ = timezone(timedelta(hours=8))  # Asia/Shanghai, where verl's weeks are read
 
 
 def week_args(week: str) -> list[str]:
     return ["--name", "verl-project/verl", "--week", week, "--tz", "Asia/Shanghai", "--lang", "zh"]
-
-
-def monday(week: str) -> datetime:
-    year, number = (int(x) for x in week.split("-W"))
-    return datetime.fromisocalendar(year, number, 1).replace(tzinfo=TZ)
-
-
-def label(day: datetime) -> str:
-    year, number, _ = day.isocalendar()
-    return f"{year}-W{number:02d}"
 
 
 def timed(cmd: list[str], runs: int, env: dict[str, str], prepare=lambda: None) -> tuple[float, float]:
@@ -71,7 +59,7 @@ def main() -> None:
     start = monday(args.week)
     # The span the report reads: its 12 baseline weeks and the week.
     since, until = (start - timedelta(weeks=13)).isoformat(), (start + timedelta(weeks=1)).isoformat()
-    before = label(start - timedelta(weeks=1))
+    before = week_label(start - timedelta(weeks=1))
     with tempfile.TemporaryDirectory() as tmp:
         repo = args.repo
         if repo is None:

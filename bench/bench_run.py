@@ -46,12 +46,12 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
+RUN = "run local (default workers)"  # the run the ratio is about
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import kept_facts, pulled_clone, user_env  # noqa: E402
+from benchenv import kept_facts, monday, pulled_clone, user_env, week_label  # noqa: E402
 from gitrepo import load_history, replay_history  # noqa: E402
 
 
@@ -136,8 +136,8 @@ def _bench(args, base: Path, scratch: Path) -> None:
     timed([*commands["single verl-project/verl"][:-1], str(scratch / "warm")], 1, env)  # the page cache
 
     # What the week before kept: one run of it, from which every `last week` command starts.
-    last_year, last_week_no, _ = (datetime.fromisocalendar(year, week, 1) - timedelta(weeks=1)).isocalendar()
-    before = f"{last_year}-W{last_week_no:02d}"
+    start = monday(args.week)
+    before = week_label(start - timedelta(weeks=1))
     shutil.rmtree(scratch / "cache" / "repobrief" / "git", ignore_errors=True)  # nothing of the page-cache warm-up
     timed([exe, "run", "--config", str(team), "--week", before, "-q", "--out", str(scratch / "before")], 1, env)
     nothing, kept_last_week = kept_facts(scratch / "cache", scratch / "last-week-facts")
@@ -153,7 +153,6 @@ def _bench(args, base: Path, scratch: Path) -> None:
     for name, path in paths.items():
         pulled[name] = scratch / "pulled" / f"{path.name}.git"
         stands[name] = pulled_clone(path, pulled[name])
-    start = datetime.fromisocalendar(year, week, 1).replace(tzinfo=ZoneInfo("Asia/Shanghai"))
     for stand in stands.values():
         stand(start)
     team_pulled = _team(scratch / "team-pulled.toml", pulled)
@@ -231,7 +230,7 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     # running the slowest alone, the run's own start-up (executor, team config) in both.
     alone = {k.removeprefix("alone "): best[k] for k in commands if k.startswith("alone ")}
     slowest_alone = max(alone, key=alone.get)
-    run_best = best["run local (default workers)"]
+    run_best = best[RUN]
     print(f"  repobrief run --only {slowest_alone} (the slowest alone): {alone[slowest_alone] * 1000:.0f} ms; "
           f"the run of 4 is {run_best / alone[slowest_alone]:.2f}x that")
     prepare()
@@ -243,13 +242,11 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
           f"{user / cpus / slowest:.2f}x the slowest single at best")
     # ... but the run's start-up (interpreter, imports, team config, warm-up) is one
     # process on one core, before any worker exists: only the rest can be spread.
-    run_cmd = commands["run local (default workers)"]
-    startup = min(_startup_seconds(run_cmd, env, prepare) for _ in range(3))
+    startup = min(_startup_seconds(commands[RUN], env, prepare) for _ in range(3))
     floor = startup + (user - startup) / cpus
     print(f"  start-up before the first worker forks: {startup * 1000:.0f} ms on one core (min of 3); counting it, "
           f"no schedule beats {floor * 1000:.0f} ms: {floor / slowest:.2f}x the slowest single at best")
-    run = "run local (default workers)"
-    return best[run] / slowest, typical[run] / slowest_med, slowest_key
+    return best[RUN] / slowest, typical[RUN] / slowest_med, slowest_key
 
 
 # `repobrief …` with the moment it forks its first worker (repobrief.forkpool) printed to stderr.
@@ -266,6 +263,7 @@ from repobrief.cli import entry
 sys.argv = ["repobrief", *sys.argv[1:]]
 entry()
 """
+
 
 def _startup_seconds(cmd: list[str], env: dict, prepare) -> float:
     """Seconds from launching `repobrief run` (`cmd`) to its first worker's start."""

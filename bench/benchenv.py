@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 
@@ -63,3 +63,18 @@ def pulled_clone(repo: Path, clone: Path) -> Callable[[datetime], None]:
         subprocess.run(["git", "-C", str(clone), "update-ref", f"refs/heads/{branch}", tip], check=True)
 
     return stand_at
+
+
+SHANGHAI = timezone(timedelta(hours=8))  # Asia/Shanghai, where the benchmarks read their weeks
+
+
+def monday(week: str) -> datetime:
+    """The start of ISO week `YYYY-Www` in Asia/Shanghai."""
+    year, number = (int(x) for x in week.split("-W"))
+    return datetime.fromisocalendar(year, number, 1).replace(tzinfo=SHANGHAI)
+
+
+def week_label(day: datetime) -> str:
+    """The ISO week `day` falls in, as `YYYY-Www`."""
+    year, number, _ = day.isocalendar()
+    return f"{year}-W{number:02d}"
