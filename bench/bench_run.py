@@ -18,9 +18,10 @@ one core does alone: counted, the floor a run of this work can reach. The comman
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
-Each figure is taken four times over, for what the git facts kept between runs
-(`repobrief/sources/gitfacts.py`) hold when a command starts:
-- `nothing kept`: the first run on these clones;
+Each figure is taken four times over, for what the runs before kept when a
+command starts: the git facts (`repobrief/sources/gitfacts.py`) and the job
+times `run` orders its repositories by, longest first (`repobrief/durations.py`):
+- `nothing kept`: the first run on these clones, of this config;
 - `last week kept`: what reporting the week before (`run --week` one week
   earlier) kept, the clones' heads unchanged (months past the week);
 - `this week kept`: the same week reported again;

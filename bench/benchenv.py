@@ -31,20 +31,28 @@ def user_env(**extra: str) -> dict[str, str]:
 
 
 def kept_facts(cache: Path, snapshot: Path) -> tuple[Callable[[], None], Callable[[], None]]:
-    """For timing commands by what the git facts kept between reports hold when they
-    start (`repobrief/sources/gitfacts.py`): saves the facts now under `cache` (an
-    `XDG_CACHE_HOME`) to `snapshot`, and returns two preparations: `nothing` empties the
-    facts folder (a clone's first report), `saved` puts the snapshot back (e.g. what the
-    week before kept). Other cached things (compiled templates) stay."""
+    """For timing commands by what the runs before them kept when they start: the git
+    facts (`repobrief/sources/gitfacts.py`) and the repositories' last job times
+    (`repobrief/durations.py`, the order `run` starts them in). Saves both now under
+    `cache` (an `XDG_CACHE_HOME`) to `snapshot`, and returns two preparations: `nothing`
+    removes them (a clone's first report, a config's first run), `saved` puts the
+    snapshot back (e.g. what the week before kept). Other cached things (compiled
+    templates) stay."""
     facts = cache / "repobrief" / "git"
-    shutil.copytree(facts, snapshot)
+    times = cache / "repobrief" / "durations.json"
+    shutil.copytree(facts, snapshot / "git")
+    if times.exists():
+        shutil.copy(times, snapshot / times.name)
 
     def nothing() -> None:
         shutil.rmtree(facts, ignore_errors=True)
+        times.unlink(missing_ok=True)
 
     def saved() -> None:
         nothing()
-        shutil.copytree(snapshot, facts)
+        shutil.copytree(snapshot / "git", facts)
+        if (snapshot / times.name).exists():
+            shutil.copy(snapshot / times.name, times)
 
     return nothing, saved
 

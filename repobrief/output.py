@@ -17,6 +17,21 @@ def user_cache_folder() -> str:
     return os.path.join(base, "repobrief")
 
 
+def replace_cache_file(path: Path, text: str) -> None:
+    """Replace a cache file whole (a reader sees the old file or the new one, however
+    many write at once); a cache that cannot be written is no error."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # one per writer
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
 def check_out_folder(out: Path | None) -> None:
     """`--out` names a folder to write into: an existing file there is a bad flag, said
     before any work, not a write that fails at the end."""

@@ -542,9 +542,14 @@ def run_jobs(
     options: dict[str, Any] | None = None,
 ) -> list[JobResult]:
     """Run `jobs` on the named executor (see `repobrief.registry.EXECUTORS`); results in job order.
+    The jobs start longest first, by the time each took last time (`repobrief.durations`).
     `options` go to executors that take more than `workers` (e.g. the Ray executor's address)."""
+    from . import durations
     from .registry import EXECUTORS
 
     cls = EXECUTORS.get(executor)
     runner = cls(workers=workers or None, **options) if options else cls(workers=workers or None)
-    return runner.run(jobs, on_result=on_result)
+    results = runner.run(durations.longest_first(jobs), on_result=on_result)
+    durations.remember(jobs, results)
+    by_index = {r.index: r for r in results}
+    return [by_index[job.index] for job in jobs]

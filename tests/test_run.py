@@ -250,6 +250,59 @@ def test_executors_write_the_same_reports(trio, tmp_path, executor):
         assert (tmp_path / executor / p.relative_to(tmp_path / "local")).read_text() == p.read_text()
 
 
+def _started(err: str) -> list[str]:
+    """The repositories in the order the serial executor reported them, which is the
+    order they started in."""
+    return re.findall(r"^\[\d/\d\] (acme/\w+):", err, re.M)
+
+
+def test_repositories_start_longest_first_by_the_time_each_took_last_run(trio, tmp_path):
+    """A run ends when its last job does: the repository that took longest last time
+    starts first, and one never timed before all (a first report is the slowest); files,
+    digest and summary keep the config's order."""
+    cfg = trio_config(tmp_path, trio, '[digest]\nlanguages = ["en"]\n')
+    run = ["run", "--config", str(cfg), "--week", "2026-W26", "--executor", "serial", "--digest"]
+    code, _, err = cli(run)
+    assert code == 0, err
+    assert _started(err) == ["acme/alpha", "acme/beta", "acme/torch"]  # nothing kept: the config's order
+    kept = Path(os.environ["XDG_CACHE_HOME"]) / "repobrief" / "durations.json"
+    times = json.loads(kept.read_text())["jobs"]
+    assert len(times) == 3 and all(0 < seconds < 60 for seconds, _ in times.values())
+    source = {name: next(k for k in times if k.endswith(f"/{name}")) for name in trio}
+
+    # as if torch had taken longest last week and beta less, and alpha were new to the config;
+    # a repository of another config, timed 100 days ago, is forgotten
+    day = next(iter(times.values()))[1]
+    kept.write_text(json.dumps({"version": 1, "jobs": {
+        source["torch"]: [9.0, day - 7], source["beta"]: [4.0, day - 7], "/srv/gone": [1.0, day - 100],
+        "/srv/other": [2.0, day - 10]}}))
+    code, _, err = cli(run)
+    assert code == 0, err
+    assert _started(err) == ["acme/alpha", "acme/torch", "acme/beta"]
+    digest = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
+    assert [r["repository"] for r in digest["repositories"]] == ["acme/alpha", "acme/beta", "acme/torch"]
+    times = json.loads(kept.read_text())["jobs"]
+    assert sorted(times) == sorted([*source.values(), "/srv/other"])
+    assert times[source["torch"]][0] < 9.0 and times[source["torch"]][1] == day  # this run's time replaced it
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"version": 1, "jobs": {"x": ["a", 1]}}', '{"version": 99}', "folder"])
+def test_a_damaged_or_unwritable_durations_file_means_the_configs_order(trio, tmp_path, damage):
+    kept = Path(os.environ["XDG_CACHE_HOME"]) / "repobrief" / "durations.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "folder":  # a folder where the file should be: nothing can be kept
+        kept.mkdir()
+    else:
+        kept.write_text(damage)
+    cfg = trio_config(tmp_path, trio)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--executor", "serial"])
+    assert code == 0, err
+    assert _started(err) == ["acme/alpha", "acme/beta", "acme/torch"]
+    assert (tmp_path / "out" / "acme__torch" / "acme__torch-2026-W26.en.md").is_file()
+    if damage != "folder":
+        assert len(json.loads(kept.read_text())["jobs"]) == 3  # rewritten whole
+
+
 def test_a_new_executor_plugs_in_through_the_registry(trio, tmp_path):
     from repobrief.executors import SerialExecutor
     from repobrief.registry import EXECUTORS
@@ -619,6 +672,7 @@ def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo
     writes on as an orphan, nor hangs writing its result to a parent that is gone.
     The workers are held in their publish step by a webhook that never answers, so the
     signal always finds them at work, however fast or slow the machine."""
+    import contextlib
     import socket
     import threading
 
@@ -626,7 +680,13 @@ def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo
 
     silent = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
-    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(8)], daemon=True).start()
+
+    def hold() -> None:
+        with contextlib.suppress(OSError):  # the server closed at the test's end
+            for _ in range(8):
+                held.append(silent.accept()[0])
+
+    threading.Thread(target=hold, daemon=True).start()
     hook = f"http://127.0.0.1:{silent.getsockname()[1]}/services/T/B/silent-token"
     body = 'out = "out"\nformats = ["md", "json"]\nlanguages = ["zh", "en"]\nworkers = 2\n'
     for name, repo in (("verl-project/verl", verl_repo), ("pallets/flask", flask_repo)):

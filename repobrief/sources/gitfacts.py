@@ -24,11 +24,10 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TypeGuard
 
-from ..output import user_cache_folder
+from ..output import replace_cache_file, user_cache_folder
 
 # Bump when what is kept changes meaning; a file of another version is ignored.
 VERSION = 1
@@ -62,18 +61,8 @@ class GitFacts:
         return data if isinstance(data, dict) and data.get("version") == VERSION else None
 
     def _write(self, name: str, data: dict) -> None:
-        """Replace `name` whole (a reader sees the old file or the new one); a cache
-        that cannot be written is no error."""
-        tmp = None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")  # one per writer
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"version": VERSION, **data}, f, separators=(",", ":"))
-            os.replace(tmp, self.folder / name)
-        except OSError:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+        # The C encoder: json.dump encodes in Python, ten times slower.
+        replace_cache_file(self.folder / name, json.dumps({"version": VERSION, **data}, separators=(",", ":")))
 
     # ------------------------------------------------------------------ authors
 
