@@ -738,7 +738,9 @@ class GitSource(Source):
         kept = self._facts.first_seen() if self._facts is not None else None
         if kept is not None and kept[0] == self.tip:
             return kept[1]
-        if kept is not None and self._is_ancestor(kept[0]):
+        # A kept tip among the commits this view read is below its tip (they were walked
+        # from it): the weekly case, last week's tip, needs no `merge-base` to say so.
+        if kept is not None and (kept[0] in self._commits or self._is_ancestor(kept[0])):
             seen, proc = kept[1], self._popen_first_seen([self.tip, f"^{kept[0]}"])
         else:
             seen, proc = {}, self._authors_proc or self._popen_first_seen([self.tip])
