@@ -4,7 +4,8 @@ A run of many repositories on a few workers ends when its last job does. Started
 the config's order, a long repository listed late runs alone at the end while the
 other workers wait. Started longest first (by the time each took in the last run),
 the short ones fill in beside the long ones: the classic longest-processing-time
-order, whose end is never more than a third past the best possible.
+order (with the times known, its end is never more than a third past the best
+possible; last run's times are a forecast).
 
 The times are kept in the user cache folder (`$XDG_CACHE_HOME/repobrief/durations.json`),
 by source (a clone's path, `github:OWNER/REPO`), with the day each was taken; a time
