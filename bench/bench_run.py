@@ -8,13 +8,17 @@ times, each in a fresh interpreter (start-up counts, as for a user):
 - `repobrief report` of each repository alone (md + json to a folder), and
 - `repobrief run --config team.toml` over all four (the same outputs),
   with each executor (worker processes, threads, serial), and over each one
-  alone (`--only`),
+  alone (`--only`; the two verl-sized ones with `--executor serial` too, no
+  worker forked), and
+- the two verl-sized reports started together as two processes (what the
+  cores cost each other, apart from anything the run does),
 
 and prints the wall times, the ratio run / slowest single repository (target
 <= 1.2 on 2 cores), the CPU count and load it ran on, and the CPU time of a
 serial run: divided by the CPU count, the best wall time any schedule of that
 work could reach; and the run's start-up before its first worker forks, which
-one core does alone: counted, the floor a run of this work can reach. The commands run in
+one core does alone: counted, the floor a run of this work can reach; and, once,
+what a forked child pays to write into the pages it inherited. The commands run in
 interleaved rounds so that all see the same background load; the ratio uses
 each command's fastest round (the least disturbed), the median is printed too.
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -127,6 +132,7 @@ def _bench(args, base: Path, scratch: Path) -> None:
             replay_history(name, dest, rows=rows)
         paths[name] = dest
     print(f"replayed 4 repositories in {time.perf_counter() - t:.1f} s into {base}")
+    print(_fork_fault_cost())
 
     # A fresh default store and cache folder, never the user's.
     env = user_env(XDG_DATA_HOME=str(scratch / "data"), XDG_CACHE_HOME=str(scratch / "cache"))
@@ -190,6 +196,15 @@ def _commands(exe: str, clones: dict[str, Path], team: Path, week: str, scratch:
         commands[f"single {name}"] = [exe, "report", str(path), "--name", name, *common, "--out", str(scratch / "single")]
         commands[f"alone {name}"] = [exe, "run", "--config", str(team), "--only", name, "--week", week, "-q",
                                      "--out", str(scratch / "alone")]
+    # What the run's machinery costs apart from running four: the largest two alone through
+    # `run --only` in this process (serial) too, and side by side as two `report` processes.
+    big = list(clones)[::2]  # verl and its shifted copy
+    for name in big:
+        commands[f"alone serial {name}"] = [*commands[f"alone {name}"][:-2], "--executor", "serial",
+                                            "--out", str(scratch / "alone-serial")]
+    first, second = (commands[f"single {name}"] for name in big)
+    commands["pair"] = ["sh", "-c", f'{shlex.join(first)} & p=$!; {shlex.join(second[:-1])} "$0" || exit 1; wait $p',
+                        str(scratch / "pair")]
     for executor, workers in (("local", None), ("local", 2 * cpus), ("threads", None), ("serial", None)):
         label = f"{executor} ({workers or 'default'} workers)" if executor != "serial" else "serial"
         commands[f"run {label}"] = [exe, "run", "--config", str(team), "--week", week, "--executor", executor, "-q",
@@ -234,6 +249,14 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     run_best = best[RUN]
     print(f"  repobrief run --only {slowest_alone} (the slowest alone): {alone[slowest_alone] * 1000:.0f} ms; "
           f"the run of 4 is {run_best / alone[slowest_alone]:.2f}x that")
+    if f"alone serial {slowest_alone}" in best:
+        print(f"    the same with --executor serial (no worker forked): {best[f'alone serial {slowest_alone}'] * 1000:.0f} ms")
+    # Two of the largest side by side, each its own process and start-up: what the cores
+    # cost each other, apart from anything the run does.
+    pair = [k.removeprefix("alone serial ") for k in commands if k.startswith("alone serial ")]
+    slower = max(best[f"single {name}"] for name in pair)
+    print(f"  the two verl-sized reports started together, two processes: {best['pair'] * 1000:.0f} ms, "
+          f"{best['pair'] / slower:.2f}x the slower of them alone")
     prepare()
     user = _cpu_seconds([exe, "run", "--config", str(team), "--week", args.week, "-q", "--executor", "serial",
                          "--out", str(scratch / "cpu")], env)
@@ -276,6 +299,35 @@ def _startup_seconds(cmd: list[str], env: dict, prepare) -> float:
     if not at:
         sys.exit(f"no worker started: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
     return at[0] - t
+
+
+def _fork_fault_cost(pages: int = 6000) -> str:
+    """What a forked worker pays to write into memory it inherited: every page it first
+    writes (a reference count changes on it) is copied then, one fault per page."""
+    if not hasattr(os, "fork"):
+        return "fork: not on this platform"
+    buf = bytearray(pages * 4096)
+
+    def touch() -> float:
+        t = time.perf_counter()
+        for i in range(0, len(buf), 4096):
+            buf[i] = (buf[i] + 1) & 0xFF
+        return time.perf_counter() - t
+
+    touch()  # the pages exist before the fork
+    before = touch()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: time its first writes, report, leave
+        os.close(r)
+        os.write(w, repr(touch()).encode())
+        os._exit(0)
+    os.close(w)
+    after = float(os.read(r, 64))
+    os.close(r)
+    os.waitpid(pid, 0)
+    return (f"a forked child writing {pages:,} inherited pages: {after * 1000:.1f} ms ({after / pages * 1e6:.1f} µs a page, "
+            f"copied on write), against {before * 1000:.1f} ms for the same writes before the fork")
 
 
 def _cpu_seconds(cmd: list[str], env: dict) -> float:
