@@ -92,7 +92,7 @@ def run(
     refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers and the git facts kept by earlier reports (first commits, line counts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
 ) -> None:
-    """Report every repository of a team config for one week, concurrently; one failing repository does not stop the others."""
+    """Report every repository of a team config for one week, concurrently (the longest first, by the last run's times); one failing repository does not stop the others."""
     from ..registry import EXECUTORS
     from ..team import JobResult, load_team, plan_jobs, run_jobs
 
