@@ -40,7 +40,7 @@ def _file() -> Path:
 
 
 def _key(job: RepoJob) -> str:
-    return mask_url(job.target)  # a source never holds a secret; masked all the same
+    return mask_url(job.target)  # should a source ever carry a password, it stays out of the cache
 
 
 def kept() -> dict[str, tuple[float, int]]:
@@ -69,6 +69,7 @@ def remember(jobs: Sequence[RepoJob], results: Sequence[JobResult]) -> None:
     next run's), beside those of repositories this run did not include."""
     by_index = {job.index: job for job in jobs}
     today = int(time.time() // 86400)
+    # Read again, not reused from the start: a run beside this one may have written since.
     times = {k: v for k, v in kept().items() if today - v[1] <= FORGET_DAYS}
     new = {_key(by_index[r.index]): (round(r.seconds, 3), today) for r in results if r.ok and r.index in by_index}
     if not new:

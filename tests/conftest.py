@@ -1,5 +1,6 @@
 """Shared fixtures. Every test runs isolated: a temporary user data/cache dir and
-no REPOBRIEF_*, GitHub or OpenAI variables from the developer's environment.
+no REPOBRIEF_*, GitHub or OpenAI variables from the developer's environment, and no
+backend another test registered.
 Replays of the real histories are built once per session."""
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg-cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    # A backend a test registers (a source that kills its worker, a recording executor)
+    # is gone after it: later tests list the registries' names in their messages.
+    from repobrief import registry
+
+    for reg in (registry.SOURCES, registry.ENGINES, registry.RENDERERS, registry.PUBLISHERS, registry.EXECUTORS):
+        monkeypatch.setattr(reg, "_loaded", dict(reg._loaded))
     yield
 
 

@@ -8,6 +8,8 @@ at the edge.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 import typer
@@ -46,6 +48,19 @@ def interrupted(message: str) -> NoReturn:
     turn the interrupt into a silent exit 130)."""
     typer.echo(message, err=True)
     raise SystemExit(130)
+
+
+@contextmanager
+def stoppable(stop: Callable[[], None], said: Callable[[], str]) -> Iterator[None]:
+    """A command's long work: `stop` (its progress display) runs however the block ends,
+    first; then an interrupt says `said()` (what was done, as of then) and exits 130."""
+    try:
+        try:
+            yield
+        finally:
+            stop()
+    except KeyboardInterrupt:
+        interrupted(said())
 
 
 # Command groups: each module adds its commands to `app` when imported.

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..output import check_out_folder
-from . import app, interrupted
+from . import app, stoppable
 from . import options as opt
 from .report import parse_formats
 
@@ -66,16 +66,14 @@ def backfill(
         if bar is not None:
             bar.update(bar.task_ids[0], completed=done, refresh=True)
 
-    try:
-        try:
-            res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
-                               progress=progress, source_name=source, offline=offline)
-        finally:
-            if bar is not None:
-                bar.stop()
-    except KeyboardInterrupt:
-        interrupted(f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in {out} "
-                    "(each whole or not at all)")
+    def stop() -> None:
+        if bar is not None:
+            bar.stop()
+
+    with stoppable(stop, lambda: f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in "
+                   f"{out} (each whole or not at all)"):
+        res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
+                           progress=progress, source_name=source, offline=offline)
     for w in res.warnings:  # as `report` does, even with -q
         typer.echo(f"warning: {w}", err=True)
     if not quiet:

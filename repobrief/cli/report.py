@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..output import check_out_folder, write_atomically
-from . import app, interrupted
+from . import app, stoppable
 from . import options as opt
 
 if TYPE_CHECKING:
@@ -112,14 +112,9 @@ def report(
     # Closed at the end: a SQLite file takes its WAL back, so the file alone holds the data.
     with store if store is not None else nullcontext():
         progress = _Progress(not quiet)
-        try:
-            try:
-                rep = generate_report(path, settings, window, refresh=refresh, progress=progress,
-                                      enrich_github=github, source_name=source, offline=offline, store=store)
-            finally:
-                progress.stop()
-        except KeyboardInterrupt:
-            interrupted("interrupted; no report was written")  # the files are written only at the end
+        with stoppable(progress.stop, lambda: "interrupted; no report was written"):  # files come at the end
+            rep = generate_report(path, settings, window, refresh=refresh, progress=progress,
+                                  enrich_github=github, source_name=source, offline=offline, store=store)
         if link:
             rep.card.link = link
         for w in rep.warnings:

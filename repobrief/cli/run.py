@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from ..errors import RepobriefError, UsageError
-from . import app, interrupted
+from . import app, stoppable
 
 
 class PartialFailure(RepobriefError):
@@ -121,15 +121,10 @@ def run(
         progress(res)
     progress.start()
     options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
-    try:
-        try:
-            results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress,
-                               options=options)
-        finally:
-            progress.stop()
-    except KeyboardInterrupt:
-        interrupted(f"interrupted; {progress.done} of {progress.total} repositories finished, the others were stopped "
-                    "(a report's files are written whole or not at all)" + ("; no digest" if digest else ""))
+    with stoppable(progress.stop, lambda: f"interrupted; {progress.done} of {progress.total} repositories finished, "
+                   "the others were stopped (a report's files are written whole or not at all)"
+                   + ("; no digest" if digest else "")):
+        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress, options=options)
     results = sorted(failed + results, key=lambda r: r.index)
     bad: list[JobResult] = [r for r in results if not r.ok]
 
