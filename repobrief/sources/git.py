@@ -430,11 +430,11 @@ class GitSource(Source):
 
             with ThreadPoolExecutor(workers) as pool:
                 results = list(pool.map(self._numstat, chunks))
-        for part in results:
-            for sha, files in part:
-                self._set_counts(sha, {f.path: (f.added, f.deleted) for f in files})
-                if self._facts is not None:
-                    self._facts.add_counts({sha: [[f.path, f.added, f.deleted] for f in files]})
+        read = {sha: files for part in results for sha, files in part}
+        for sha, files in read.items():
+            self._set_counts(sha, {f.path: (f.added, f.deleted) for f in files})
+        if self._facts is not None:
+            self._facts.add_counts({sha: [[f.path, f.added, f.deleted] for f in files] for sha, files in read.items()})
 
     def _set_counts(self, sha: str, counts: dict[str, tuple[int | None, int | None]]) -> None:
         for f in self._commits[sha].files if sha in self._commits else []:
