@@ -17,11 +17,16 @@ another; so it always knows which job each worker holds, and
   to decide, and a report being written is finished or not started
   (`output.write_atomically` holds SIGTERM back for its few renames).
 
+A worker closes its pipes before it exits, so the parent does not wait while
+the kernel takes its memory apart; it is collected later (at the next pool's
+start, or when this process exits), never left a zombie.
+
 Linux and macOS (`os.fork`); elsewhere the executor uses a spawning pool.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import pickle
@@ -67,6 +72,7 @@ class ForkPool:
         self.sel = selectors.DefaultSelector()
 
     def run(self, size: int) -> list[Any]:
+        _collect_exited()
         try:
             self._drain(range(len(self.items)), size)
             for i in sorted(self.died):
@@ -119,6 +125,14 @@ class ForkPool:
                     try:
                         stream.flush()
                     except Exception:  # noqa: BLE001, S110 - exiting anyway
+                        pass
+                # Closed before the exit, which first unmaps the worker's memory (a few ms)
+                # and only then closes its files: the parent sees the end of the results
+                # now, and a caller reading our output through a pipe is not held either.
+                for fd in (results_w, jobs_r, 0, 1, 2):
+                    try:
+                        os.close(fd)
+                    except OSError:
                         pass
                 os._exit(code)
         gc.unfreeze()  # the parent's own objects stay collectable (a library caller lives on)
@@ -189,7 +203,7 @@ class ForkPool:
         for fd in w.fds():
             os.close(fd)
         del self.workers[w.results_r]
-        os.waitpid(w.pid, 0)
+        _collect(w.pid)
         if w.job is not None:
             self.died.append(w.job)
         if self.todo:  # it died (a worker ends by itself only when no job is left): one in its place
@@ -210,6 +224,30 @@ class ForkPool:
             except ChildProcessError:
                 pass
         self.workers.clear()
+
+
+# Workers that closed their pipes and are still exiting (unmapping their memory): the
+# parent goes on without waiting for them, and collects them later — at the next pool's
+# start, or when the process exits — so no worker is left a zombie.
+_exiting: set[int] = set()
+
+
+def _collect(pid: int) -> None:
+    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+        _exiting.add(pid)
+
+
+def _collect_exited(block: bool = False) -> None:
+    for pid in list(_exiting):
+        try:
+            done = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
+        except ChildProcessError:  # collected by someone else (a caller's own waitpid(-1))
+            done = True
+        if done:
+            _exiting.discard(pid)
+
+
+atexit.register(_collect_exited, block=True)
 
 
 __all__ = ["ForkPool", "WorkerDied"]

@@ -86,3 +86,30 @@ def test_an_interrupted_parent_stops_its_workers_before_the_error_goes_on(tmp_pa
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # stopped and collected: not even a zombie is left
 
+
+
+def test_the_run_returns_without_waiting_for_its_workers_to_exit_and_none_is_left_a_zombie(monkeypatch):
+    """A worker ends its results before its exit (which unmaps its memory, a few ms), so
+    the parent goes on at once; the worker is collected at the next pool's start or, at
+    the latest, when this process exits — here by an explicit collection."""
+    from repobrief import forkpool
+
+    real_exit = os._exit
+
+    def slow_exit(code):  # runs in the worker only: the parent never calls os._exit
+        time.sleep(2)
+        real_exit(code)
+
+    monkeypatch.setattr(os, "_exit", slow_exit)
+    out = ForkPool(["a", "b"], lambda item: (item, os.getpid()), _failed).run(1)
+    monkeypatch.setattr(os, "_exit", real_exit)
+    assert [item for item, _ in out] == ["a", "b"]
+    (pid,) = {pid for _, pid in out}
+    os.kill(pid, 0)  # still exiting: the run did not wait for it
+    assert pid in forkpool._exiting
+
+    ForkPool(["c"], lambda item: item, _failed).run(1)  # a later pool collects what has exited by then
+    forkpool._collect_exited(block=True)  # as at this process's exit
+    assert not forkpool._exiting
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # collected: not even a zombie is left
