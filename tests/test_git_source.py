@@ -109,6 +109,55 @@ def test_origin_remote_names_the_repository_and_pr_urls(tmp_path):
     assert next(src.iter_pull_requests(W10)).url == "https://gitlab.com/team/proj/-/merge_requests/7"
 
 
+
+_PLAIN = '[remote "origin"]\n\turl = https://github.com/plain/repo.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+
+
+@pytest.mark.parametrize("tail, env, from_file", [
+    (_PLAIN, {}, "https://github.com/plain/repo.git"),
+    (_PLAIN + '[remote "origin"]\n  url = git@github.com:second/repo.git\n', {}, "git@github.com:second/repo.git"),
+    ("[REMOTE.Origin]\n  URL=https://gitlab.com/old/style\n", {}, "https://gitlab.com/old/style"),
+    ('[remote "Origin"]\n\turl = https://github.com/not/origin\n', {}, None),  # subsections are case-sensitive
+    ('[remote "origin"]\n\turl = "https://github.com/quoted/repo"\n', {}, None),
+    ('[remote "origin"]\n\turl = https://github.com/with/comment.git ; a mirror\n', {}, None),
+    (_PLAIN + "[include]\n\tpath = extra.cfg\n", {}, None),
+    (_PLAIN, {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "remote.origin.url",
+              "GIT_CONFIG_VALUE_0": "https://github.com/from/env"}, None),
+    ("", {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "remote.origin.url",
+          "GIT_CONFIG_VALUE_0": "https://github.com/only/env"}, None),
+])
+def test_the_origin_read_from_the_clone_s_config_file_is_what_git_config_gives(tmp_path, monkeypatch, tail, env, from_file):
+    """The origin remote is read from the clone's own config file without a git process when
+    that file says it plainly, and from `git config` otherwise: the answer is git's either way."""
+    from repobrief.sources.git import _origin_url_in_file, origin_remote
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("x (#7)", "2026-03-03T10:00:00+00:00", {"x.py": "x\n"})
+    (b.path / ".git" / "extra.cfg").write_text('[remote "origin"]\n\turl = https://github.com/from/include\n')
+    with open(b.path / ".git" / "config", "a", encoding="utf-8") as f:
+        f.write(tail)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    said = subprocess.run(["git", "-C", str(b.path), "config", "--get", "remote.origin.url"], capture_output=True, text=True)
+    expected = parse_remote(said.stdout) if said.returncode == 0 else None
+
+    assert _origin_url_in_file(b.path / ".git") == from_file
+    assert origin_remote(b.path, str(b.path / ".git")) == expected
+    src = GitSource(str(b.path))
+    assert src.repository_name() == (expected[1] if expected else "r")
+    assert src.stats["git_calls"] == (1 if from_file else 2)  # no `git config` when the file said it
+
+
+def test_a_linked_worktree_s_origin_comes_from_git(tmp_path):
+    """A linked worktree's git folder holds no config of the clone's own: git is asked."""
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("x (#7)", "2026-03-03T10:00:00+00:00", {"x.py": "x\n"})
+    git(b.path, "remote", "add", "origin", "https://github.com/main/clone.git")
+    git(b.path, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"))
+    src = GitSource(str(tmp_path / "wt"))
+    assert src.repository_name() == "main/clone"
+    assert src.stats["git_calls"] == 2
+
 def test_bad_paths_give_clear_errors(tmp_path):
     with pytest.raises(SourceError, match="does not exist"):
         GitSource(str(tmp_path / "missing"))

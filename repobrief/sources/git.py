@@ -76,14 +76,71 @@ class _RawCommit:
     files: list[FileChange] = field(default_factory=list)
 
 
-def origin_remote(path: Path) -> tuple[str, str] | None:
-    """(host, OWNER/REPO) of a clone's `origin` remote, when it names a hosted repository."""
-    try:
-        res = subprocess.run(["git", "-C", str(path), "config", "--get", "remote.origin.url"],
-                             capture_output=True, env=_git_env())
-    except OSError:  # no git: opening the clone says so
+def origin_remote(path: Path, gitdir: str | None = None, stats: dict[str, int] | None = None) -> tuple[str, str] | None:
+    """(host, OWNER/REPO) of a clone's `origin` remote, when it names a hosted repository.
+    With the clone's git folder known, a plain `url` line in its own config file is read
+    without a git process (see `_origin_url_in_file`); git answers everything else (and
+    is counted in `stats["git_calls"]`, when given)."""
+    url = _origin_url_in_file(Path(gitdir)) if gitdir else None
+    if url is None:
+        if stats is not None:
+            stats["git_calls"] += 1
+        try:
+            res = subprocess.run(["git", "-C", str(path), "config", "--get", "remote.origin.url"],
+                                 capture_output=True, env=_git_env())
+        except OSError:  # no git: opening the clone says so
+            return None
+        if res.returncode != 0:
+            return None
+        url = res.stdout.decode("utf-8", "replace")
+    return parse_remote(url)
+
+
+# `[section]`, `[section "subsection"]`, and the old `[section.subsection]` (lower-cased by git).
+_CONFIG_SECTION = re.compile(r'\[([A-Za-z0-9.-]+)(?:\s+"([^"\\]*)")?\]')
+# Environment that adds config scopes above the clone's own file (`git -c`, GIT_CONFIG_COUNT …).
+_CONFIG_ENV = ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+
+
+def _origin_url_in_file(gitdir: Path) -> str | None:
+    """`remote.origin.url` as the clone's own config file (`GITDIR/config`) sets it, or None
+    whenever `git config --get` could answer otherwise, so that git is asked: no url in
+    that file (a global or system file may set one), a file that includes others, a
+    linked worktree or per-worktree config, config given through the environment, or
+    any line this reader does not take apart exactly as git would (quotes, escapes,
+    comments on a line, continued lines). The file's own value comes after the global
+    and system ones, so where it gives one, it is the one git gives (the last, if twice)."""
+    if any(name in os.environ for name in _CONFIG_ENV) or (gitdir / "commondir").exists():
         return None
-    return parse_remote(res.stdout.decode("utf-8", "replace")) if res.returncode == 0 else None
+    try:
+        text = (gitdir / "config").read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    url, section, origin = None, "", False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.endswith("\\"):
+            return None
+        if line[0] == "[":
+            m = _CONFIG_SECTION.fullmatch(line)
+            if not m:
+                return None
+            section, sub = m.group(1).lower(), m.group(2)
+            if section in ("include", "includeif"):
+                return None
+            origin = (section, sub) == ("remote", "origin") or (sub is None and section == "remote.origin")
+            continue
+        key, eq, value = line.partition("=")
+        key = key.strip().lower()
+        if section == "extensions" and key == "worktreeconfig":
+            return None
+        if origin and key == "url":
+            if not eq or any(c in value for c in '"\\#;\t'):
+                return None
+            url = value.strip()
+    return url
 
 
 def folder_name(path: Path) -> str:
@@ -154,7 +211,6 @@ class GitSource(Source):
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
                 "contributors may be incomplete; run `git fetch --unshallow` to fix it"
             )
-        self._remote = origin_remote(self.path)
         self._loaded_since: datetime | None = None
         self._commits: dict[str, _RawCommit] = {}
         self._prs: list[PullRequest] = []
@@ -167,7 +223,8 @@ class GitSource(Source):
         self._releases: dict[str, str | None] = {}  # by commit; shared with views
         self._merged_authors: dict[str, tuple[str, str | None]] = {}  # see _read_merged_authors
         self._facts: GitFacts | None = None  # see remember(); shared with views
-        self.stats = {"commits_read": 0, "git_calls": 2}
+        self.stats = {"commits_read": 0, "git_calls": 1}
+        self._remote = origin_remote(self.path, self._gitdir, self.stats)
 
     # ------------------------------------------------------------------ git plumbing
 
