@@ -244,7 +244,8 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
                   f"ratio to slowest single {best[key] / slowest:4.2f}x (median {typical[key] / slowest_med:4.2f}x)")
     # The same question with `run` on both sides: what running four at once adds to
     # running the slowest alone, the run's own start-up (executor, team config) in both.
-    alone = {k.removeprefix("alone "): best[k] for k in commands if k.startswith("alone ")}
+    alone = {k.removeprefix("alone "): best[k] for k in commands
+             if k.startswith("alone ") and not k.startswith("alone serial ")}
     slowest_alone = max(alone, key=alone.get)
     run_best = best[RUN]
     print(f"  repobrief run --only {slowest_alone} (the slowest alone): {alone[slowest_alone] * 1000:.0f} ms; "
