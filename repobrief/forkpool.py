@@ -233,15 +233,18 @@ _exiting: set[int] = set()
 
 
 def _collect(pid: int) -> None:
-    if os.waitpid(pid, os.WNOHANG)[0] == 0:
-        _exiting.add(pid)
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == 0:
+            _exiting.add(pid)
+    except ChildProcessError:  # collected already (SIGCHLD ignored, or a caller's own waitpid(-1))
+        pass
 
 
 def _collect_exited(block: bool = False) -> None:
     for pid in list(_exiting):
         try:
             done = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
-        except ChildProcessError:  # collected by someone else (a caller's own waitpid(-1))
+        except ChildProcessError:  # collected already, as above
             done = True
         if done:
             _exiting.discard(pid)

@@ -113,3 +113,16 @@ def test_the_run_returns_without_waiting_for_its_workers_to_exit_and_none_is_lef
     assert not forkpool._exiting
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # collected: not even a zombie is left
+
+
+def test_a_caller_that_ignores_sigchld_still_gets_every_result():
+    """With SIGCHLD ignored the kernel collects the workers itself; the pool must not
+    trip over a worker that is already gone."""
+    import signal
+
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        out = ForkPool(list(range(6)), lambda i: i * i, _failed).run(2)
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert out == [i * i for i in range(6)]
