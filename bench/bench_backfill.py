@@ -78,7 +78,8 @@ def _pss_mb(pids: list[int]) -> tuple[float, float]:
     return own / 1024, git / 1024
 
 
-# The allocator setting repobrief's git source runs git with (see sources/git.py: _git_env).
+# The settings repobrief's git source runs git with (see sources/git.py: _git_env): the
+# allocator's, and output written in whole buffers.
 TUNED_GIT = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "GIT_FLUSH": "0"}
 
 

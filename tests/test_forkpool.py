@@ -87,7 +87,6 @@ def test_an_interrupted_parent_stops_its_workers_before_the_error_goes_on(tmp_pa
             os.kill(pid, 0)  # stopped and collected: not even a zombie is left
 
 
-
 def test_the_run_returns_without_waiting_for_its_workers_to_exit_and_none_is_left_a_zombie(monkeypatch):
     """A worker ends its results before its exit (which unmaps its memory, a few ms), so
     the parent goes on at once; the worker is collected at the next pool's start or, at

@@ -109,7 +109,6 @@ def test_origin_remote_names_the_repository_and_pr_urls(tmp_path):
     assert next(src.iter_pull_requests(W10)).url == "https://gitlab.com/team/proj/-/merge_requests/7"
 
 
-
 _PLAIN = '[remote "origin"]\n\turl = https://github.com/plain/repo.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
 
 
@@ -157,6 +156,7 @@ def test_a_linked_worktree_s_origin_comes_from_git(tmp_path):
     src = GitSource(str(tmp_path / "wt"))
     assert src.repository_name() == "main/clone"
     assert src.stats["git_calls"] == 2
+
 
 def test_bad_paths_give_clear_errors(tmp_path):
     with pytest.raises(SourceError, match="does not exist"):
