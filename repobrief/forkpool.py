@@ -203,7 +203,8 @@ class ForkPool:
         for fd in w.fds():
             os.close(fd)
         del self.workers[w.results_r]
-        _collect(w.pid)
+        _exiting.add(w.pid)
+        _collect_exited()
         if w.job is not None:
             self.died.append(w.job)
         if self.todo:  # it died (a worker ends by itself only when no job is left): one in its place
@@ -232,19 +233,11 @@ class ForkPool:
 _exiting: set[int] = set()
 
 
-def _collect(pid: int) -> None:
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == 0:
-            _exiting.add(pid)
-    except ChildProcessError:  # collected already (SIGCHLD ignored, or a caller's own waitpid(-1))
-        pass
-
-
 def _collect_exited(block: bool = False) -> None:
     for pid in list(_exiting):
         try:
             done = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
-        except ChildProcessError:  # collected already, as above
+        except ChildProcessError:  # collected already (SIGCHLD ignored, or a caller's own waitpid(-1))
             done = True
         if done:
             _exiting.discard(pid)
