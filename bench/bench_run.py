@@ -11,7 +11,9 @@ times, each in a fresh interpreter (start-up counts, as for a user):
   alone (`--only`; the two verl-sized ones with `--executor serial` too, no
   worker forked), and
 - the two verl-sized reports started together as two processes (what the
-  cores cost each other, apart from anything the run does),
+  cores cost each other, apart from anything the run does), and `run` of those
+  two only (a core per repository: what the run's machinery costs when no
+  worker has a second job),
 
 and prints the wall times, the ratio run / slowest single repository (target
 <= 1.2 on 2 cores), the CPU count and load it ran on, and the CPU time of a
@@ -205,6 +207,9 @@ def _commands(exe: str, clones: dict[str, Path], team: Path, week: str, scratch:
     first, second = (commands[f"single {name}"] for name in big)
     commands["pair"] = ["sh", "-c", f'{shlex.join(first)} & p=$!; {shlex.join(second[:-1])} "$0" || exit 1; wait $p',
                         str(scratch / "pair")]
+    # The run with a core per repository: the two verl-sized ones on the two cores.
+    commands["run largest two"] = [exe, "run", "--config", str(team), *(a for n in big for a in ("--only", n)),
+                                   "--week", week, "-q", "--out", str(scratch / "run-two")]
     for executor, workers in (("local", None), ("local", 2 * cpus), ("threads", None), ("serial", None)):
         label = f"{executor} ({workers or 'default'} workers)" if executor != "serial" else "serial"
         commands[f"run {label}"] = [exe, "run", "--config", str(team), "--week", week, "--executor", executor, "-q",
@@ -239,7 +244,7 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     print(f"  sum of the 4 single reports              {total_single * 1000:7.0f} ms (min)")
     print()
     for key in commands:
-        if key.startswith("run "):
+        if key.startswith("run ") and key != "run largest two":
             print(f"  repobrief {key:<32} {best[key] * 1000:7.0f} / {typical[key] * 1000:7.0f} ms   "
                   f"ratio to slowest single {best[key] / slowest:4.2f}x (median {typical[key] / slowest_med:4.2f}x)")
     # The same question with `run` on both sides: what running four at once adds to
@@ -258,6 +263,8 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
     slower = max(best[f"single {name}"] for name in pair)
     print(f"  the two verl-sized reports started together, two processes: {best['pair'] * 1000:.0f} ms, "
           f"{best['pair'] / slower:.2f}x the slower of them alone")
+    print(f"  repobrief run of the two verl-sized only (a core per repository): {best['run largest two'] * 1000:.0f} ms, "
+          f"{best['run largest two'] / slowest:.2f}x the slowest single")
     prepare()
     user = _cpu_seconds([exe, "run", "--config", str(team), "--week", args.week, "-q", "--executor", "serial",
                          "--out", str(scratch / "cpu")], env)
