@@ -178,7 +178,14 @@ class Settings:
             try:
                 parse_timezone(self.timezone)
             except Exception as e:  # re-raised as a config error naming the option
-                raise ConfigError(f"option 'timezone': {e}") from None
+                raise ConfigError(f"option 'timezone': {e}", option="timezone") from None
+        from .registry import ENGINES, RENDERERS
+
+        if self.engine not in ENGINES:
+            _bad("engine", self.engine, f"one of {', '.join(ENGINES.names())}", ENGINES.names())
+        for i, fmt in enumerate(self.formats):
+            if fmt.strip().lower() not in RENDERERS:
+                _bad(f"formats[{i}]", fmt, f"one of {', '.join(RENDERERS.names())}", RENDERERS.names())
         self.llm.validate()
         for i, target in enumerate(self.publish):
             check_publish_target(f"publish[{i}]", target)
@@ -242,6 +249,7 @@ def _bad(
     raise ConfigError(
         f"option {option!r} is {value!r}; expected {expected}",
         f"did you mean {near[0]!r}?" if near else hint,
+        option=option,
     )
 
 

@@ -24,9 +24,13 @@ class UsageError(RepobriefError):
 
 
 class ConfigError(RepobriefError):
-    """The configuration file or environment has a bad option."""
+    """The configuration file or environment has a bad option (`option`, when one is named)."""
 
     exit_code = 3
+
+    def __init__(self, message: str, hint: str | None = None, *, option: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.option = option
 
 
 class SourceError(RepobriefError):

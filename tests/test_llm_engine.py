@@ -376,14 +376,16 @@ def test_cli_llm_report_and_clear_errors(verl_repo, tmp_path):
 def test_bad_llm_options_are_config_errors_naming_the_option(verl_repo, tmp_path):
     base = [str(verl_repo), "--name", "verl-project/verl", "--week", WEEK, "--tz", TZ, "--format", "md", "--db", str(tmp_path / "rb.db")]
     endpoint = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REPOBRIEF_LLM_MODEL": "m"}
-    for extra_args, env, option, hint in (
-        ([], {"REPOBRIEF_LLM_RESPONSE_FORMAT": "json_shema"}, "llm.response_format", "did you mean 'json_schema'?"),
-        ([], {"REPOBRIEF_LLM_TIMEOUT": "-1"}, "llm.timeout", "e.g. 60"),
-        (["--llm-concurrency", "0"], {}, "llm.concurrency", "nearest valid value is 1"),
+    for extra_args, env, option, hint, code in (
+        ([], {"REPOBRIEF_LLM_RESPONSE_FORMAT": "json_shema"}, "option 'llm.response_format'", "did you mean 'json_schema'?", 3),
+        ([], {"REPOBRIEF_LLM_TIMEOUT": "-1"}, "option 'llm.timeout'", "e.g. 60", 3),
+        ([], {"REPOBRIEF_LLM_CONCURRENCY": "0"}, "option 'llm.concurrency'", "nearest valid value is 1", 3),
+        # the same value from a flag is a bad flag, named as the user typed it
+        (["--llm-concurrency", "0"], {}, "--llm-concurrency is 0", "nearest valid value is 1", 2),
     ):
         r = _cli([*base, "--engine", "llm", *extra_args], {**endpoint, **env}, tmp_path)
-        # exit 3: a bad option (README, "Errors"), not 5, an engine that cannot run
-        assert r.returncode == 3, (option, r.returncode, r.stderr)
+        # exit 3: a bad option, 2: a bad flag (README, "Errors"); not 5, an engine that cannot run
+        assert r.returncode == code, (option, r.returncode, r.stderr)
         assert option in r.stderr and hint in r.stderr, r.stderr
 
 

@@ -142,6 +142,8 @@ def test_config_file_env_and_flags(tmp_path):
         ("[importance]\nbreakin = 2", "(?s)unknown option 'importance.breakin'.*importance.breaking"),
         ('[[modules]]\npaths = ["x/**"]', "needs name"),
         ('timezone = "Mars/Base"', "option 'timezone'"),
+        ('engine = "ofline"', "(?s)option 'engine' is 'ofline'; expected one of llm, offline.*did you mean 'offline'"),
+        ('formats = ["md", "jsno"]', "(?s)option 'formats\\[1\\]' is 'jsno'.*did you mean 'json'"),
         ("name = [", "not valid TOML"),
     ],
 )
