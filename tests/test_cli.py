@@ -51,6 +51,10 @@ def test_version_needs_no_command():
         (["--link", "reports.example.com/w26.html"], 2, "'reports.example.com/w26.html' is not an absolute http(s) URL"),
         (["--link", "https://r.example.com/weekly reports/w26.html"], 2, "contains a space or a control character"),
         (["--link", "javascript:alert(1)"], 2, "--link 'javascript:alert(1)' is not an absolute http(s) URL"),
+        # values the config checks too: named as the flag that gave them, a usage error
+        (["--threshold", "12"], 2, "error: --threshold is 12.0; expected a number from 0.0 to 10.0"),
+        (["--name", "flask"], 2, "error: --name is 'flask'; expected OWNER/REPO"),
+        (["--engine", "ofline"], 2, "error: --engine is 'ofline'; expected one of llm, offline\n  hint: did you mean 'offline'?"),
     ],
 )
 def test_bad_flags(small_repo, args, code, message):
@@ -100,6 +104,16 @@ def test_a_source_that_contradicts_the_target_is_refused_before_anything_is_open
     assert f"error: --source github reads a GitHub repository, and {str(small_repo)!r} is a local folder" in err
     assert "hint: drop --source github to read the clone with git" in err
     assert not db.exists() and not out.exists()
+
+
+def test_a_github_target_reads_the_config_above_the_current_folder_as_sync_does(tmp_path, monkeypatch):
+    """A `[github] url` (Enterprise) in ./repobrief.toml used to reach `sync` but not `report`."""
+    (tmp_path / "repobrief.toml").write_text('thresold = 3\n', encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    for command in (["sync", "github:acme/proj"], ["report", "github:acme/proj", "--week", "2026-W26"]):
+        got, _, err = run_cli(*command, "--db", str(tmp_path / "s.db"), "--github-url", "http://127.0.0.1:9")
+        assert got == 3 and "unknown option 'thresold'" in err, (command, err)
 
 
 def test_bad_paths_and_config(tmp_path):

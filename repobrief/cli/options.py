@@ -4,11 +4,12 @@ and how they become the one Settings object."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from ..config import LANGUAGES, Settings
-from ..errors import UsageError
+from ..errors import ConfigError, UsageError
 
 TARGET = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO.")
 NAME = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name.")
@@ -49,7 +50,7 @@ def load_cli_settings(
         raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")
     if tz is not None:
         parse_timezone(tz)
-    overrides = {
+    overrides: dict[str, Any] = {
         "name": name,
         "timezone": tz,
         "language": lang,
@@ -59,4 +60,20 @@ def load_cli_settings(
         "llm": {k: v for k, v in (llm or {}).items() if v is not None},
         "github": {"url": github_url} if github_url else {},
     }
-    return load_settings(location if kind == "git" else None, config_file=config, overrides=overrides)
+    try:
+        # A clone's config is found above the clone; a github: target's, as `sync` finds
+        # it, above the current folder.
+        return load_settings(location if kind == "git" else Path.cwd(), config_file=config, overrides=overrides)
+    except ConfigError as e:
+        # A bad value that came from a flag is a usage error naming the flag, not the option.
+        flag = _FLAGS.get(e.option or "")
+        section, _, key = (e.option or "").rpartition(".")
+        given = overrides.get(section, {}).get(key) if section else overrides.get(key)
+        if flag is None or given is None:
+            raise
+        raise UsageError(e.message.replace(f"option {e.option!r}", flag, 1), e.hint) from None
+
+
+# The options load_cli_settings takes from flags: a bad value names the flag.
+_FLAGS = {"name": "--name", "timezone": "--tz", "language": "--lang", "threshold": "--threshold",
+          "engine": "--engine", "llm.model": "--llm-model", "llm.concurrency": "--llm-concurrency"}
