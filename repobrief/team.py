@@ -359,7 +359,8 @@ def plan_jobs(
         if "db" in rest:
             overrides["db"] = _relative_to(base, rest["db"])
         for key, value in (("name", entry.name), ("timezone", entry.timezone or ts.timezone),
-                           ("db", db if db is not None else _relative_to(base, ts.db)), ("engine", ts.engine)):
+                           ("db", db if db is not None else _relative_to(base, ts.db)),
+                           ("engine", rest.get("engine") or ts.engine)):  # a table's own engine wins
             if value:
                 overrides[key] = value
         config_file = str(base / entry.config) if entry.config else None

@@ -442,6 +442,19 @@ def test_a_bad_repository_option_stops_the_run_before_any_repository_is_read(tri
     assert not (tmp_path / "out").exists()  # acme/alpha, whose options are fine, was not reported either
 
 
+def test_a_repositorys_own_settings_win_over_the_teams_defaults(trio, tmp_path):
+    """The team's engine once replaced a table's own `engine`; its time zone is the
+    default of tables that set none."""
+    from repobrief.team import load_team, plan_jobs
+
+    cfg = write_team(tmp_path, f'engine = "llm"\ntimezone = "Asia/Shanghai"\n'
+                               f'[[repositories]]\nsource = "{trio["alpha"]}"\nengine = "offline"\ntimezone = "UTC"\n'
+                               f'[[repositories]]\nsource = "{trio["beta"]}"\n')
+    jobs, failed = plan_jobs(load_team(cfg), "2026-W26")
+    assert not failed
+    assert [(j.settings.engine, j.settings.timezone) for j in jobs] == [("offline", "UTC"), ("llm", "Asia/Shanghai")]
+
+
 def test_one_clone_listed_under_two_spellings_is_a_config_error(trio, tmp_path):
     """`./x/`, `x` and `/abs/x` are one clone: listed twice it would be reported twice and
     counted twice in the digest."""
