@@ -14,9 +14,9 @@ import pytest
 from github_support import REPO, W26_END, W26_START, client_for, fetcher_for, serve, verl
 from githubserver import FakeGitHub, Fault
 
-from repobrief.config import Settings
+from repobrief.config import Settings, load_settings
 from repobrief.errors import SourceError, UsageError
-from repobrief.github.auth import normalize_api_url, resolve_token
+from repobrief.github.auth import fix_hint, normalize_api_url, resolve_token
 from repobrief.github.pulls import PullRequestFetcher
 from repobrief.github.sync import sync_repository
 from repobrief.sources.github import GitHubSource, parse_repository
@@ -136,6 +136,22 @@ def test_token_sources_in_order(tmp_path):
     with pytest.raises(SourceError) as e:
         resolve_token("", "https://ghe.example.com/api/v3", {"PATH": path})
     assert "no GitHub token found for ghe.example.com" in str(e.value) and "GITHUB_TOKEN" in str(e.value)
+
+
+def test_environment_token_comes_before_the_config_files(tmp_path):
+    """What the docs promise a user with a token in repobrief.toml and another in the shell."""
+    (tmp_path / "repobrief.toml").write_text('[github]\ntoken = "from-file"\n')
+    base = {"PATH": "/usr/bin:/bin"}
+    for env, origin, value in (
+        ({"GH_TOKEN": "from-gh-token"}, "GH_TOKEN", "from-gh-token"),
+        ({"GH_TOKEN": "from-gh-token", "GITHUB_TOKEN": "from-github-token"}, "GITHUB_TOKEN", "from-github-token"),
+        ({"GITHUB_TOKEN": "from-github-token", "REPOBRIEF_GITHUB_TOKEN": "ours"}, "REPOBRIEF_GITHUB_TOKEN", "ours"),
+        ({}, "config", "from-file"),
+    ):
+        settings = load_settings(tmp_path, env=env)
+        token = resolve_token(settings.github.token, settings.github.url, {**base, **env})
+        assert (token.origin, token.value) == (origin, value)
+    assert "GITHUB_TOKEN" in fix_hint("config") and "github.token" in fix_hint("config")
 
 
 def test_api_urls():

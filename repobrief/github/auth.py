@@ -1,8 +1,8 @@
 """Where the GitHub token comes from, and which host an API URL belongs to.
 
-Order: the configured token (`github.token` in the config, which the loader
-also fills from `GITHUB_TOKEN`/`GH_TOKEN`), then `GITHUB_TOKEN`, then
-`GH_TOKEN`, then `gh auth token` for the API's host. The token itself is never
+Order, as the config loader puts the environment over the file:
+`REPOBRIEF_GITHUB_TOKEN`, `GITHUB_TOKEN`, `GH_TOKEN`, `github.token` in the
+config file, then `gh auth token` for the API's host. The token itself is never
 part of any message: errors say where a token was looked for, not what it is.
 """
 
@@ -83,7 +83,7 @@ def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | No
 def fix_hint(origin: str) -> str:
     """How to replace a rejected token, given where it came from (earlier places win)."""
     if origin == "config":
-        return "fix or remove github.token in repobrief.toml (it is used before GITHUB_TOKEN and GH_TOKEN)"
+        return "fix or remove github.token in repobrief.toml, or set GITHUB_TOKEN (which is used instead of it)"
     if origin == "gh auth token":
         return "run `gh auth login` again, or set GITHUB_TOKEN to a valid token"
     later = {"REPOBRIEF_GITHUB_TOKEN": "GITHUB_TOKEN and GH_TOKEN", "GITHUB_TOKEN": "GH_TOKEN"}.get(origin)
