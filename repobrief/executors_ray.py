@@ -59,7 +59,7 @@ def _import_ray():
     except ImportError:
         raise RayUnavailable(
             "--executor ray needs Ray, which is not installed",
-            "pip install 'repobrief[ray]' (or pick --executor local)",
+            "pip install 'ray[data]>=2.30' (repobrief's `ray` extra), or pick --executor local",
         ) from None
     return ray
 

@@ -254,7 +254,7 @@ def test_without_ray_installed_the_error_says_how_to_install_it(tmp_path):
     proc = _fresh_cli(["run", "--config", str(cfg), "--week", WEEK, "--executor", "ray"],
                       prelude="import sys; sys.modules['ray'] = None  # as if Ray were not installed")
     assert proc.returncode == 2, proc.stderr
-    assert "--executor ray needs Ray" in proc.stderr and "pip install 'repobrief[ray]'" in proc.stderr
+    assert "--executor ray needs Ray" in proc.stderr and "pip install 'ray[data]>=2.30'" in proc.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -3,7 +3,7 @@
 `render(report)` fills `templates/report.html.j2` (Jinja2, autoescape on) with
 the six sections, a sortable PR table, an appendix of every PR of the week and
 inline SVG charts (`render/charts.py`): PRs by module and by theme, the
-12-week trend of the week's top themes, and the importance distribution. CSS
+trend (the week and its baseline weeks) of the week's top themes, and the importance distribution. CSS
 and the sorting script are inlined from `page.css` / `page.js`; a
 Content-Security-Policy allows nothing to load and only that script (by hash)
 to run, so escaped PR text stays inert even if a template override forgets to

@@ -602,7 +602,7 @@ def _url_engine(url: str):
     except (NoSuchModuleError, ModuleNotFoundError, ImportError):
         raise StoreError(
             f"cannot open the store {shown}: the PostgreSQL driver is not installed",
-            "pip install 'repobrief[postgres]'",
+            "pip install 'psycopg[binary]>=3.1' (repobrief's `postgres` extra)",
         ) from None
 
 
