@@ -276,14 +276,14 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
-            raise ConfigError(f"option {where!r} must be a table, got {type(value).__name__}")
+            raise ConfigError(f"option {where!r} must be a table, got {type(value).__name__}", option=where)
         return _build(tp, value, where)
     if origin is list:
         (item_tp,) = typing.get_args(tp)
         if isinstance(value, str) and item_tp is str:
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list):
-            raise ConfigError(f"option {where!r} must be a list, got {type(value).__name__}")
+            raise ConfigError(f"option {where!r} must be a list, got {type(value).__name__}", option=where)
         return [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -292,7 +292,7 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
             return value.lower() in ("1", "true", "yes", "on")
         if not isinstance(value, bool):
-            raise ConfigError(f"option {where!r} must be true or false, got {_shown(value, where)}")
+            raise ConfigError(f"option {where!r} must be true or false, got {_shown(value, where)}", option=where)
         return value
     if tp is float:
         try:
@@ -303,17 +303,18 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
                 raise ValueError
             return number + 0.0  # "-0" reads as 0.0 (and prints as 0)
         except (TypeError, ValueError):
-            raise ConfigError(f"option {where!r} must be a number, got {_shown(value, where)}") from None
+            raise ConfigError(f"option {where!r} must be a number, got {_shown(value, where)}", option=where) from None
     if tp is int:
         try:
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
             return int(value)
         except (TypeError, ValueError):
-            raise ConfigError(f"option {where!r} must be a whole number, got {_shown(value, where)}") from None
+            raise ConfigError(f"option {where!r} must be a whole number, got {_shown(value, where)}", option=where) from None
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"option {where!r} must be a string, got {_shown(value, where)}", "write it in quotes: \"…\"")
+            raise ConfigError(f"option {where!r} must be a string, got {_shown(value, where)}", "write it in quotes: \"…\"",
+                              option=where)
         return value
     return value
 
@@ -337,6 +338,7 @@ def _build(cls: type, data: dict, prefix: str = "") -> Any:
                 f"did you mean {(prefix + '.' if prefix else '') + near[0]!r}?"
                 if near
                 else f"valid options here: {', '.join(names)}",
+                option=where,
             )
         kwargs[key] = _coerce(value, hints[key], where)
     try:
@@ -369,6 +371,10 @@ def read_config_file(path: Path) -> dict:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {str(path)!r} is a folder", "give the path of a repobrief.toml file") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {e.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"config file {str(path)!r} is not valid TOML: {e}") from None
     if path.name == "pyproject.toml":
@@ -398,12 +404,15 @@ _FOREIGN_ENV = {
 }
 
 
-def _env_overrides(env: dict[str, str]) -> dict:
-    """`REPOBRIEF_LANGUAGE=en`, `REPOBRIEF_LLM_MODEL=…`, `REPOBRIEF_GITHUB_URL=…`."""
+def _env_overrides(env: dict[str, str], origins: dict[str, str] | None = None) -> dict:
+    """`REPOBRIEF_LANGUAGE=en`, `REPOBRIEF_LLM_MODEL=…`, `REPOBRIEF_GITHUB_URL=…`; each
+    option's variable goes into `origins` (`threshold`: `REPOBRIEF_THRESHOLD`)."""
     out: dict = {}
+    origins = {} if origins is None else origins
     for var, (section, key) in _FOREIGN_ENV.items():
-        if env.get(var):
-            out.setdefault(section, {}).setdefault(key, env[var])
+        if env.get(var) and key not in out.get(section, {}):
+            out.setdefault(section, {})[key] = env[var]
+            origins[f"{section}.{key}"] = var
     sections = {f.name for f in dataclasses.fields(Settings) if dataclasses.is_dataclass(f.default_factory() if f.default_factory is not dataclasses.MISSING else None)}
     scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish", "source_file"}
     aliases = {"lang": "language", "tz": "timezone"}
@@ -416,8 +425,10 @@ def _env_overrides(env: dict[str, str]) -> dict:
         fields = _section_fields(head) if head in sections else set()
         if key in scalar:
             out[key] = value
+            origins[key] = var
         elif rest in fields:
             out.setdefault(head, {})[rest] = value  # the REPOBRIEF_ form wins over OPENAI_*/GITHUB_*
+            origins[f"{head}.{rest}"] = var
         else:
             valid = sorted(f"REPOBRIEF_{s.upper()}" for s in scalar) if not fields else \
                 sorted(f"REPOBRIEF_{head.upper()}_{f.upper()}" for f in fields)
@@ -455,8 +466,37 @@ def load_settings(
     if path is not None:
         data = read_config_file(path)
         source = str(path)
-    data = _merge(data, _env_overrides(dict(os.environ) if env is None else env))
-    data = _merge(data, {k: v for k, v in (overrides or {}).items() if v is not None})
-    settings = _build(Settings, data)
-    settings.source_file = source
-    return settings.validate()
+    from_env: dict[str, str] = {}  # option -> the variable that set it
+    data = _merge(data, _env_overrides(dict(os.environ) if env is None else env, from_env))
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    data = _merge(data, flags)
+    try:
+        settings = _build(Settings, data)
+        settings.source_file = source
+        return settings.validate()
+    except ConfigError as e:
+        raise _located(e, source, from_env, flags) from None
+
+
+# Top-level keys of a team config (`repobrief run --config`), not of repobrief.toml.
+_TEAM_KEYS = frozenset({"repositories", "out", "languages", "executor", "workers", "digest", "ray"})
+
+
+def _located(e: ConfigError, source: str, from_env: dict[str, str], flags: dict) -> ConfigError:
+    """`e`, saying where its value came from: the variable that set it, or the file."""
+    if e.option is None:
+        return e
+    option = re.sub(r"\[\d+\]", "", e.option)
+    head, _, key = option.partition(".")
+    if head in flags and (not key or not isinstance(flags[head], dict) or key in flags[head]):
+        return e  # a flag: the command line names it (cli.options)
+    hint = e.hint
+    if option in from_env or head in from_env:
+        where = f"set by {from_env.get(option) or from_env[head]}"
+    elif source:
+        where = f"in {source}"
+        if e.message.startswith("unknown option") and head in _TEAM_KEYS:
+            hint = f"{source} looks like a team config: run it with `repobrief run --config {source}`"
+    else:
+        return e
+    return ConfigError(f"{e.message} ({where})", hint, option=e.option)

@@ -153,6 +153,30 @@ def test_config_errors_name_the_option(tmp_path, text, message):
         load_settings(tmp_path, env={})
 
 
+def test_a_bad_value_says_where_it_came_from(tmp_path):
+    """A value from the environment or from a file found by walking up is not on the
+    command line: the error names the variable or the file."""
+    with pytest.raises(ConfigError, match=r"option 'threshold' must be a number, got 'abc' \(set by REPOBRIEF_THRESHOLD\)"):
+        load_settings(tmp_path, env={"REPOBRIEF_THRESHOLD": "abc"})
+    with pytest.raises(ConfigError, match=r"option 'llm.timeout' is -1.0; .* \(set by REPOBRIEF_LLM_TIMEOUT\)"):
+        load_settings(tmp_path, env={"REPOBRIEF_LLM_TIMEOUT": "-1"})
+    (tmp_path / "repobrief.toml").write_text('language = "fr"\n', encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(ConfigError) as e:
+        load_settings(tmp_path / "sub", env={})
+    assert str(e.value).startswith(f"option 'language' is 'fr'; expected one of zh, en (in {tmp_path / 'repobrief.toml'})")
+
+
+def test_a_team_config_given_as_a_repository_config_says_so(tmp_path):
+    cfg = tmp_path / "team.toml"
+    cfg.write_text('out = "reports"\n[[repositories]]\nsource = "."\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_settings(None, config_file=cfg, env={})
+    assert e.value.hint == f"{cfg} looks like a team config: run it with `repobrief run --config {cfg}`"
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_settings(None, config_file=tmp_path, env={})
+
+
 def test_pyproject_section_is_found(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname="x"\n[tool.repobrief]\nlanguage = "en"\n', encoding="utf-8")
     assert load_settings(tmp_path, env={}).language == "en"
