@@ -31,6 +31,7 @@ fallback).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -319,7 +320,8 @@ def write_jsonl(rows: Iterable[dict], path: str | os.PathLike) -> int:
                 count += 1
         os.replace(tmp, path)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # e.g. its folder is a file: there is no temporary file
+            tmp.unlink(missing_ok=True)
         raise RepobriefError(f"cannot write {path}: {e.strerror}", "check that the folder exists and is writable") from None
     return count
 

@@ -207,6 +207,17 @@ def test_export_needs_a_model(verl_repo, tmp_path, monkeypatch):
     assert code == 2 and "give PATH" in err
 
 
+def test_export_into_a_folder_that_is_a_file_is_a_clear_error(tmp_path):
+    """It used to end in a traceback (NotADirectoryError while removing a temporary file)."""
+    from repobrief.batch import write_jsonl
+    from repobrief.errors import RepobriefError
+
+    (tmp_path / "afile").write_text("keep me")
+    with pytest.raises(RepobriefError, match=r"cannot write .*afile/r.jsonl: Not a directory"):
+        write_jsonl([{"a": 1}], tmp_path / "afile" / "r.jsonl")
+    assert (tmp_path / "afile").read_text() == "keep me"
+
+
 # ----------------------------------------------------------- Ray Data → import → report
 
 
