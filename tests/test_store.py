@@ -369,6 +369,9 @@ def test_lazy_open_defers_errors_to_first_use_and_works(tmp_path):
     store = open_store(bad, lazy=True)  # returns at once
     with pytest.raises(StoreError, match="not a"):
         store.repositories()
+    # every later use fails the same way (a second use once met no engine: AttributeError)
+    with pytest.raises(StoreError, match="not a"):
+        store.cache_get("k")
     with pytest.raises(StoreError, match="is a directory"):
         open_store(tmp_path, lazy=True)
 

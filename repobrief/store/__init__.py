@@ -146,8 +146,8 @@ class Store:
                     self._pending = None
                     if "engine" in self._box:
                         self._engine_obj, self.display = self._box["engine"]
-            if "error" in self._box:
-                raise self._box["error"]
+        if "error" in self._box:  # at every use: a store that failed to open stays failed
+            raise self._box["error"]
         return self._engine_obj
 
     @property
