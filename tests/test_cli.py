@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -116,6 +118,20 @@ def test_a_github_target_reads_the_config_above_the_current_folder_as_sync_does(
         assert got == 3 and "unknown option 'thresold'" in err, (command, err)
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a clone to another user")
+def test_a_clone_owned_by_another_user_is_named_as_such_not_as_no_repository(small_repo, tmp_path):
+    """git's `safe.directory` check (CI, containers) made it "not a git repository"."""
+    clone = tmp_path / "theirs"
+    shutil.copytree(small_repo, clone)
+    for folder, _, files in os.walk(clone):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.lchown(name, 65534, 65534)
+    got, out, err = run_cli("report", str(clone), "--week", "2026-W26")
+    assert got == 4 and out == ""
+    assert f"git refuses to read {str(clone)!r}: it is owned by another user" in err
+    assert f"hint: if you trust it: git config --global --add safe.directory {clone}" in err
+
+
 def test_bad_paths_and_config(tmp_path):
     got, _, err = run_cli("report", str(tmp_path / "nope"))
     assert got == 4 and "does not exist" in err
@@ -143,6 +159,19 @@ def test_name_from_origin_and_output_files(small_repo, tmp_path):
     assert "1 PR " in md or "1 PR)" in md or "1 PR," in md
     assert "https://github.com/acme/proj/pull/1" in (out / "acme__proj-2026-W10.en.json").read_text(encoding="utf-8")
     assert "wrote" in err and "1 PRs" in err
+
+
+def test_without_a_remote_the_name_is_the_clones_folder_whatever_path_inside_it_is_given(tmp_path):
+    """`report proj/.git` was reported as ".git", `report proj/src` as "src"."""
+    b = GitRepoBuilder(tmp_path / "proj")
+    b.commit("init", "2026-02-02T10:00:00+00:00", {"src/app.py": b.lines(10)})
+    b.commit("feat: add things (#1)", "2026-03-03T10:00:00+00:00", {"src/app.py": b.lines(5)})
+    git(tmp_path, "clone", "-q", "--bare", str(b.path), str(tmp_path / "mirror.git"))
+    for path in (b.path, b.path / ".git", b.path / "src", tmp_path / "mirror.git"):
+        got, out, err = run_cli("report", str(path), "--week", "2026-W10", "--lang", "en", "-q")
+        assert got == 0, err
+        assert out.startswith("# proj weekly report, 2026 week 10") or out.startswith("# mirror weekly report"), (path, out[:60])
+        assert out.startswith("# mirror") == (path.name == "mirror.git")
 
 
 def test_nothing_is_written_half_way(small_repo, tmp_path):

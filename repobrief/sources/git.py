@@ -198,6 +198,11 @@ class GitSource(Source):
                         "--verify", "-q", f"{self.branch}^{{commit}}", check=False)
         lines = out.stdout.decode().split("\n")
         if len(lines) < 3 or lines[0] not in ("true", "false"):  # not a repository: git printed nothing
+            if b"safe.directory" in out.stderr:  # a clone another user owns (CI, containers)
+                raise SourceError(
+                    f"git refuses to read {str(self.path)!r}: it is owned by another user (git's 'dubious ownership' check)",
+                    f"if you trust it: git config --global --add safe.directory {shlex.quote(str(self.path.resolve()))}",
+                )
             raise SourceError(
                 f"{str(self.path)!r} is not a git repository",
                 "point repobrief at a clone (git clone URL), or use github:OWNER/REPO",
@@ -260,7 +265,14 @@ class GitSource(Source):
         return res
 
     def repository_name(self) -> str | None:
-        return self._remote[1] if self._remote else folder_name(self.path)
+        return self._remote[1] if self._remote else folder_name(self._clone_folder())
+
+    def _clone_folder(self) -> Path:
+        """The clone's own folder, when the path given is inside it (`verl/docs`, `verl/.git`)."""
+        if self.bare:
+            return Path(self._gitdir)
+        here = self.path.resolve()
+        return next((f for f in (here, *here.parents) if (f / ".git").exists()), here)
 
     def _url(self, number: int) -> str | None:
         name = (self.settings.name if self.settings is not None and self.settings.name else None) or (self._remote[1] if self._remote else None)
