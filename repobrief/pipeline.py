@@ -403,6 +403,14 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
     return span
 
 
+def _in_progress(window: Window, now: datetime, cat) -> list[str]:
+    """The warning of a report whose period has not ended (`--week this`): its figures are so far."""
+    if window.end <= now:
+        return []
+    return [cat.t("in_progress", end=f"{window.end.astimezone(window.tz):%Y-%m-%d %H:%M}", tz=window.tz_name,
+                  now=f"{now.astimezone(window.tz):%Y-%m-%d %H:%M}")]
+
+
 def build_week(span: Span, engine, window: Window, *, store=None, now: datetime | None = None,
                clock: _Clock | None = None, earlier_authors: set[str] | _SeenBefore | None = None,
                diffs: dict[int, str] | None = None) -> Report:
@@ -473,6 +481,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     info["source"] = type(source).__name__
     if hasattr(source, "stats"):
         info["source_stats"] = dict(source.stats)
+    generated = (now or datetime.now(UTC)).replace(microsecond=0)
     report = Report(
         repository=span.repository,
         week=window.label,
@@ -490,8 +499,8 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         card=card,
         engine=info,
         direct_commits=direct,
-        warnings=list(source.warnings) + list(getattr(engine, "warnings", [])),
-        generated_at=(now or datetime.now(UTC)).replace(microsecond=0),
+        warnings=_in_progress(window, generated, cat) + list(source.warnings) + list(getattr(engine, "warnings", [])),
+        generated_at=generated,
     )
     if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
         store.save_pull_requests(span.repository, week_prs, source.name or type(source).__name__)

@@ -130,15 +130,32 @@ def date_range_window(since: str, until: str, tz: tzinfo) -> Window:
 def resolve_window(
     week: str | None, since: str | None, until: str | None, tz: tzinfo, now: datetime | None = None
 ) -> Window:
-    """The CLI's rules: `--week`, or `--since`/`--until`, default the last complete week."""
+    """The CLI's rules: `--week`, or `--since`/`--until`, default the last complete week;
+    a period that has not started is refused (it would read as one with nothing merged)."""
+    for option, value in (("--week", week), ("--since", since), ("--until", until)):
+        if value is not None and not value.strip():  # an unset shell variable, say
+            raise UsageError(f"{option} is empty", f"give {option} a value ({WEEK_FORMS if option == '--week' else 'YYYY-MM-DD'}), "
+                                                   "or leave the flag out for its default")
     if week and (since or until):
         raise UsageError("give either --week or --since/--until, not both")
+    now = (now or datetime.now(tz)).astimezone(tz)
     if since or until:
         if not since:
             raise UsageError("--until needs --since (YYYY-MM-DD)")
-        until = until or (now or datetime.now(tz)).astimezone(tz).date().isoformat()
-        return date_range_window(since, until, tz)
-    return parse_week(week or "last", tz, now)
+        if parse_date(since, "--since") > now.date():
+            raise UsageError(f"--since {since} is in the future (today is {now.date().isoformat()})",
+                             "give a start date up to today")
+        return date_range_window(since, until or now.date().isoformat(), tz)
+    window = parse_week(week or "last", tz, now)
+    if window.start > now:
+        raise UsageError(f"--week {week} has not started yet (this week is {iso_week_window(now.date(), tz).label})",
+                         "give 'this' for the week in progress or 'last' for the last complete week")
+    return window
+
+
+def in_progress(window: Window, now: datetime | None = None) -> bool:
+    """Whether `window` has not ended yet: what it reports is what was merged so far."""
+    return window.end > (now or datetime.now(window.tz))
 
 
 def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -> list[Window]:
@@ -148,7 +165,9 @@ def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -
     now = (now or datetime.now(tz)).astimezone(tz)
     a, b = parse_week(first, tz, now, "--from"), parse_week(last, tz, now, "--to")
     if b.start < a.start:
-        raise UsageError(f"--to {last} is before --from {first}; give the earlier week first")
+        raise UsageError(f"--to {last} is before --from {first}; give the earlier week first",
+                         "--to is the last complete week unless given: add --to this for the week in progress"
+                         if last.strip().lower() == "last" else None)
     this = iso_week_window(now.date(), tz)
     if b.start > this.start:
         option, text = ("--from", first) if a.start > this.start else ("--to", last)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -56,6 +57,9 @@ def test_version_needs_no_command():
         # values the config checks too: named as the flag that gave them, a usage error
         (["--threshold", "12"], 2, "error: --threshold is 12.0; expected a number from 0.0 to 10.0"),
         (["--name", "flask"], 2, "error: --name is 'flask'; expected OWNER/REPO"),
+        (["--name", ""], 2, "error: --name is empty"),
+        (["--tz", " "], 2, "error: --tz is empty"),
+        (["--week", ""], 2, "error: --week is empty"),
         (["--engine", "ofline"], 2, "error: --engine is 'ofline'; expected one of llm, offline\n  hint: did you mean 'offline'?"),
     ],
 )
@@ -172,6 +176,20 @@ def test_without_a_remote_the_name_is_the_clones_folder_whatever_path_inside_it_
         assert got == 0, err
         assert out.startswith("# proj weekly report, 2026 week 10") or out.startswith("# mirror weekly report"), (path, out[:60])
         assert out.startswith("# mirror") == (path.name == "mirror.git")
+
+
+def test_a_week_in_progress_says_so_in_the_report_and_on_stderr(small_repo, tmp_path):
+    out = tmp_path / "out"
+    got, _, err = run_cli("report", str(small_repo), "--week", "this", "--lang", "en", "--format", "md,json", "--out", str(out))
+    assert got == 0, err
+    notice = "This period is still in progress: it ends "
+    assert f"warning: {notice}" in err
+    md = next(out.glob("*.md")).read_text(encoding="utf-8")
+    assert md.split("\n")[2].startswith(f"> ⚠ {notice}")
+    data = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))
+    assert data["warnings"][0].startswith(notice) and "so this report covers only what was merged until" in data["warnings"][0]
+    got, out_text, _ = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en")
+    assert got == 0 and "still in progress" not in out_text  # an ended week says nothing of the kind
 
 
 def test_nothing_is_written_half_way(small_repo, tmp_path):

@@ -118,6 +118,27 @@ def test_weeks_and_ranges():
     assert parse_week("1970-W01", sh).start.date().isoformat() == "1969-12-29"  # in 1970's ISO weeks
 
 
+def test_a_period_that_has_not_started_or_an_empty_flag_is_refused():
+    """Both used to give a report of nothing merged (an unset shell variable meant last week)."""
+    sh = parse_timezone("Asia/Shanghai")
+    now = datetime(2026, 12, 2, 12, tzinfo=sh)  # Wednesday of 2026-W49
+    assert resolve_window("this", None, None, sh, now).label == "2026-W49"
+    assert resolve_window(None, "2026-11-30", None, sh, now).label == "2026-11-30..2026-12-02"
+    for week, since, until, message in (
+        ("2026-W50", None, None, r"--week 2026-W50 has not started yet \(this week is 2026-W49\)"),
+        (None, "2026-12-03", None, r"--since 2026-12-03 is in the future \(today is 2026-12-02\)"),
+        (None, "2027-01-01", "2027-01-05", "--since 2027-01-01 is in the future"),
+        ("", None, None, "--week is empty"),
+        (None, " ", None, "--since is empty"),
+        (None, "2026-11-01", "", "--until is empty"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            resolve_window(week, since, until, sh, now)
+    with pytest.raises(UsageError) as e:
+        week_range("this", "last", sh, now)
+    assert e.value.hint == "--to is the last complete week unless given: add --to this for the week in progress"
+
+
 def test_config_file_env_and_flags(tmp_path):
     (tmp_path / "repobrief.toml").write_text(
         'name = "verl-project/verl"\ntimezone = "Asia/Shanghai"\nlanguage = "en"\nthreshold = 6\n'
