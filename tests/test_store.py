@@ -359,6 +359,14 @@ def test_newer_schema_revision_is_refused_and_data_kept(tmp_path):
     assert con.execute("SELECT content FROM reports").fetchone()[0] == "# kept"
 
 
+def test_a_store_path_under_a_file_names_the_file(tmp_path):
+    (tmp_path / "afile").write_text("keep me")
+    for lazy in (False, True):
+        with pytest.raises(StoreError, match=f"{tmp_path / 'afile'} is a file, not a folder"):
+            open_store(tmp_path / "afile" / "deeper" / "x.db", lazy=lazy).repositories()
+    assert (tmp_path / "afile").read_text() == "keep me"
+
+
 def test_lazy_open_defers_errors_to_first_use_and_works(tmp_path):
     db = tmp_path / "rb.db"
     with open_store(db, lazy=True) as store:

@@ -543,6 +543,10 @@ def _sqlite_engine(path: Path, url=None):
     if url is None:
         if path.exists() and path.is_dir():
             raise StoreError(f"cannot open the store {path}: it is a directory", "give a file path with --db")
+        blocker = next((p for p in (path.parent, *path.parent.parents) if p.is_file()), None)
+        if blocker is not None:
+            raise StoreError(f"cannot open the store {path}: {blocker} is a file, not a folder",
+                             "give a path whose folders are folders with --db")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
