@@ -170,6 +170,13 @@ class Catalog:
     def prs(self, numbers: list[int]) -> str:
         return self.m["list"]["pr_sep"].join(f"#{n}" for n in numbers)
 
+    def cited(self, numbers: list[int]) -> str:
+        """The PRs an item cites, in parentheses after its name (`' (#1, #2)'`); '' for none."""
+        if not numbers:
+            return ""
+        opening, closing = ("（", "）") if self.lang == "zh" else (" (", ")")
+        return opening + ", ".join(f"#{n}" for n in numbers) + closing
+
 
 def _year_week(report) -> tuple[int, int | None]:
     label = report.week

@@ -146,6 +146,17 @@ def test_standalone_file_and_content_security_policy():
     assert 'href="javascript' not in html
 
 
+def test_key_changes_name_their_prs_as_the_markdown_does():
+    """The HTML headings once left out the "(#6701)" the Markdown has after each name."""
+    for lang, opening in (("en", " ("), ("zh", "（")):
+        report = sample_report(lang)
+        html = render_page(report, backend="svg")
+        heads = re.findall(r'<div class="item"><h3>(.*?)</h3>', html)  # key changes come first
+        item = report.sections.key_changes[1]
+        url = f"https://github.com/verl-project/verl/pull/{item.prs[0]}"
+        assert f'{item.name}{opening}<a href="{url}">#{item.prs[0]}</a>' in heads[1], heads[:2]
+
+
 def test_empty_week_renders_without_charts_of_missing_data():
     report = sample_report("en", n_prs=0)
     report.stats = {"trend": {"weeks": [], "merged_prs": [], "themes": {}}}

@@ -102,6 +102,7 @@ def render_page(
         all_prs=_all_prs(report, cat),
         link=link,
         prlinks=prlinks,
+        cited=lambda numbers: prlinks(cat.cited(numbers)),
         nav=list(nav),
         t=t,
         html_lang="zh-CN" if report.lang == "zh" else "en",

@@ -67,5 +67,5 @@ def render(report: Report) -> str:
         line=md_line,
         cell=md_cell,
         colon="：" if report.lang == "zh" else ": ",
-        prs=lambda nums: ("（" if report.lang == "zh" else " (") + ", ".join(f"#{n}" for n in nums) + ("）" if report.lang == "zh" else ")"),
+        prs=cat.cited,
     )
