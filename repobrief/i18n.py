@@ -25,7 +25,7 @@ from .errors import UsageError
 
 # English templates say "{count} PRs"; a count of one takes the singular. Only the
 # template's own words change: the values put in (PR titles among them) stay as written.
-_PLURAL_AFTER_FIELD = re.compile(r"^ ((?:more |direct |configuration |first-time )?(?:PR|contributor|line|file|week|day|period|commit|change|fix|module))(?:e?s)\b")
+_PLURAL_AFTER_FIELD = re.compile(r"^ (?:((?:more |direct |configuration |first-time )?(?:PR|contributor|line|file|week|day|period|commit|change|fix|module))(?:e?s)|(repositor)ies)\b")
 
 
 @cache
@@ -36,8 +36,9 @@ def _pieces(template: str, singular: bool) -> tuple[tuple[str, str | None, str |
     for literal, field, spec, conv in Formatter().parse(template):
         if spec or conv:
             raise ValueError(f"message templates take plain fields, not {{{field}:{spec}}}")
-        plural = _PLURAL_AFTER_FIELD.match(literal) if singular and prev_field else None
-        out.append((literal, field, f" {plural[1]}" + literal[plural.end():] if plural else None))
+        plural: re.Match[str] | None = _PLURAL_AFTER_FIELD.match(literal) if singular and prev_field else None
+        one: str | None = None if plural is None else f" {plural[1] or plural[2] + 'y'}" + literal[plural.end():]
+        out.append((literal, field, one))
         prev_field = field
     return tuple(out)
 

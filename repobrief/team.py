@@ -303,7 +303,9 @@ class RepoJob:
 
 @dataclass
 class JobResult:
-    """What one repository's job produced. `reports` maps a language to the report's JSON dict."""
+    """What one repository's job produced. `reports` maps a language to the report's JSON dict;
+    `ok` says its reports were written (and saved in the store), `not_posted` which of its
+    cards were not posted."""
 
     index: int
     label: str
@@ -312,10 +314,13 @@ class JobResult:
     files: list[str] = field(default_factory=list)
     reports: dict[str, dict] = field(default_factory=dict)
     published: list[str] = field(default_factory=list)
+    # Cards refused or not delivered (one message per target). A repository whose reports were
+    # written is reported (`ok`) even so: a chat card is a delivery, not the report.
+    not_posted: list[str] = field(default_factory=list)
     error: str = ""  # what went wrong (without the repository's name)
-    hint: str | None = None
+    hint: str | None = None  # how to fix the error, or else the first card not posted
     exit_code: int = 0
-    stage: str = ""  # where it failed: settings, report, write, store, publish
+    stage: str = ""  # where it failed: settings, report, write, store, worker
 
 
 def plan_jobs(
@@ -338,6 +343,7 @@ def plan_jobs(
     base = team.base_dir
     ts = team.settings
     out_root = Path(out) if out is not None else base / ts.out
+    _check_output_folders(team, out_root if out is not None else None, digest)
     jobs: list[RepoJob] = []
     failed: list[JobResult] = []
     names: dict[int, str] = {}  # per job: the OWNER/REPO its reports are written under
@@ -393,6 +399,22 @@ def plan_jobs(
         ))
     _check_names_differ(team, names, jobs)
     return jobs, failed
+
+
+def _check_output_folders(team: Team, out: Path | None, digest: bool) -> None:
+    """An output folder that is a file is said before any work, naming the flag or the option,
+    not found by every repository's job failing to write into it at the end."""
+    from .output import check_out_folder
+
+    base, ts = team.base_dir, team.settings
+    check_out_folder(out)  # the --out flag, which replaces `out` and `[digest] out`
+    folders = [] if out is not None else [("out", ts.out), *([("digest.out", ts.digest.out)] if digest else [])]
+    folders += [(f"repositories[{team.position(i)}].out", e.out) for i, e in enumerate(team.entries)]
+    for option, value in folders:
+        path = base / value if value else None
+        if path is not None and path.exists() and not path.is_dir():
+            raise ConfigError(f"option {option!r} is {value!r}, a file ({path}); expected a folder",
+                              "give a folder to write the reports into (relative paths start at the team config's folder)")
 
 
 def _check_names_differ(team: Team, names: dict[int, str], jobs: list[RepoJob]) -> None:
@@ -513,14 +535,23 @@ def run_job(job: RepoJob) -> JobResult:
             stage = "store"
             for repository, lang, fmt, text in rendered:
                 store.save_report(repository, job.window.label, lang, fmt, text)
+        result.ok = True  # reported: what follows is delivery
         if job.publish and first is not None:
-            stage = "publish"
             from .publish import publish
 
             for target in job.publish:
-                posted = publish(first, target)
-                result.published.append(f"{posted.target} at {posted.host}")
-        result.ok = True
+                # One refused or unreachable target must not keep the card from the others.
+                try:
+                    posted = publish(first, target)
+                except RepobriefError as e:
+                    result.not_posted.append(mask_url(e.message))
+                    result.hint = result.hint or e.hint
+                    result.exit_code = e.exit_code
+                except Exception as e:  # noqa: BLE001 - a publisher's bug must not undo the report
+                    result.not_posted.append(f"{target.target}: unexpected {type(e).__name__}: {mask_url(str(e))}")
+                    result.exit_code = result.exit_code or 1
+                else:
+                    result.published.append(f"{posted.target} at {posted.host}")
     except RepobriefError as e:
         result.error, result.hint, result.exit_code = mask_url(e.message), e.hint, e.exit_code
     except Exception as e:  # noqa: BLE001 - one repository's bug must not stop the others

@@ -87,7 +87,7 @@ def test_one_failing_repository_does_not_stop_the_others(team_run):
     missing = team_run["root"] / "missing-clone"
     assert f"error: acme/missing: path '{missing}' does not exist" in err
     assert "error: acme/plain:" in err and "git" in err.split("error: acme/plain:")[1].splitlines()[0]
-    assert "2 of 4 repositories reported, 2 failed" in err
+    assert err.count("2 of 4 repositories reported, 2 failed") == 1  # the summary, once
     assert "[4/4" in err  # progress: one line per finished repository
     out = team_run["out"]
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
@@ -351,11 +351,11 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
     refusing.script = [json_response({"errcode": 93000, "errmsg": "invalid webhook url"})]  # not retried
     cfg = write_team(tmp_path, body)
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
-    assert code == 8, err
+    assert code == 7, err  # every repository was reported; a card was not posted
     assert len(good.received) == 1 and good.refusals == []
     assert "acme/alpha" in json.dumps(good.received[0].body, ensure_ascii=False)
     assert "posted to slack at http://127.0.0.1" in err
-    assert "error: acme/beta: wecom webhook at http://127.0.0.1" in err and "93000" in err
+    assert "error: acme/beta: card not posted: wecom webhook at http://127.0.0.1" in err and "93000" in err
     assert "secret-wecom-key-123" not in err and "secret-slack-token" not in err
     # the refused card does not undo the files already written
     assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.json").is_file()
@@ -370,7 +370,7 @@ def test_a_refused_card_keeps_the_repository_in_the_digest(trio, tmp_path, serve
     with cfg.open("a", encoding="utf-8") as fh:  # the publish target belongs to the last repository, acme/beta
         fh.write(f'[[repositories.publish]]\ntarget = "wecom"\nwebhook = "http://127.0.0.1:{server.port}/refusing/webhook/send?key=k"\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
-    assert code == 8 and "error: acme/beta: wecom webhook" in err
+    assert code == 7 and "error: acme/beta: card not posted: wecom webhook" in err, err
     d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
     assert [r["repository"] for r in d["repositories"]] == ["acme/alpha", "acme/beta"]
     assert d["totals"]["merged_prs"] == 4 and d["dependencies"][0]["package"] == "torch"
@@ -510,7 +510,7 @@ def test_only_accepts_the_name_progress_and_errors_show(namesakes, tmp_path):
     cfg = write_team(tmp_path, body)
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--only", "acme/lib"])
     assert code == 0, err
-    assert "acme/lib: 1 PRs" in err and "1 of 1 repositories reported" in err
+    assert "acme/lib: 1 PR, 1 file in" in err and "1 of 1 repository reported" in err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["acme__lib"]
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--only", "acme/nope"])
     assert code == 2 and "--only 'acme/nope' is not in" in err and "valid: acme/lib, service" in err
@@ -527,7 +527,7 @@ def test_bad_week_and_missing_config(tmp_path, trio):
 def test_all_failing_repositories_fail_the_run(tmp_path):
     cfg = write_team(tmp_path, '[[repositories]]\nsource = "gone"\nname = "a/gone"\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
-    assert code == 8 and "all 1 repositories failed" in err and "no digest" in err
+    assert code == 8 and "error: 0 of 1 repository reported, 1 failed" in err and "no digest" in err
     assert f"{SourceError.__name__}" not in err  # a message, not a traceback
 
 
@@ -723,3 +723,119 @@ def test_a_run_stopped_or_killed_takes_its_workers_with_it(verl_repo, flask_repo
     if sig == signal.SIGTERM:  # said, not a silent exit
         assert "interrupted; 0 of 2 repositories finished, the others were stopped" in err
     assert [p.name for p in tmp_path.rglob(".*") if p.is_file()] == []  # nothing half-written
+
+
+# ------------------------------------------------------------------ what a run says and how it ends
+
+
+def test_a_card_refused_with_http_404_leaves_its_repository_reported(trio, tmp_path, server):
+    """A webhook that answers 404 refuses the card, not the report: the repository's line
+    says it was reported and why its card was not posted (no FAILED), its other target
+    still gets the card, the summary is printed once, and the run exits 7 (a publish
+    target), not 8 (repositories not reported)."""
+    good = Receiver("slack")
+    server.expect_request("/gone/T404/B404/gone-token", method="POST").respond_with_data("no_service", status=404)
+    server.expect_request("/after/T404/B404/after-token", method="POST").respond_with_handler(good)
+    base = f"http://127.0.0.1:{server.port}"
+    cfg = trio_config(tmp_path, {"alpha": trio["alpha"], "beta": trio["beta"]}, '[digest]\nlanguages = ["en"]\n')
+    with cfg.open("a", encoding="utf-8") as fh:  # both targets belong to the last repository, acme/beta
+        for path in ("gone/T404/B404/gone-token", "after/T404/B404/after-token"):
+            fh.write(f'[[repositories.publish]]\ntarget = "slack"\nwebhook = "{base}/{path}"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == 7, err
+    assert "FAILED" not in err and "failed" not in err
+    line = next(x for x in err.splitlines() if x.startswith("[") and "acme/beta" in x)
+    assert re.fullmatch(r"\[\d/2\] acme/beta: 2 PRs, 2 files in [\d.]+ s, posted to slack at http://127\.0\.0\.1:\d+/…; "
+                        r"card not posted: slack webhook at http://127\.0\.0\.1:\d+/… refused the message: HTTP 404 no_service",
+                        line), line
+    assert len(good.received) == 1  # the refused target did not keep the card from the next one
+    assert "error: acme/beta: card not posted: slack webhook at http://127.0.0.1" in err
+    assert err.count("repositories reported") == 1
+    assert "error: 2 of 2 repositories reported; 1 card not posted" in err
+    assert "gone-token" not in err and "after-token" not in err
+    for name in ("alpha", "beta"):
+        assert (tmp_path / "out" / f"acme__{name}" / f"acme__{name}-2026-W26.en.md").is_file()
+    d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
+    assert d["failed"] == [] and [r["repository"] for r in d["repositories"]] == ["acme/alpha", "acme/beta"]
+    assert [f["repository"] for f in d["not_published"]] == ["acme/beta"] and "HTTP 404" in d["not_published"][0]["error"]
+
+    # -q prints only errors: the card not posted and the summary, still once
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q"])
+    assert code == 7 and "[" not in err
+    assert err.count("repositories reported") == 1 and "error: acme/beta: card not posted:" in err
+
+
+@pytest.mark.parametrize("config,args,code,message", [
+    ("", ["--out", "afile"], 2, "error: --out 'afile' is a file; give a folder"),
+    ('out = "afile"\n', [], ConfigError.exit_code, "error: option 'out' is 'afile', a file ("),
+    ('[digest]\nout = "afile"\n', ["--digest"], ConfigError.exit_code, "error: option 'digest.out' is 'afile', a file ("),
+    ("", ["--only", "acme/beta"], ConfigError.exit_code, "error: option 'repositories[1].out' is 'afile', a file ("),
+])
+def test_an_output_folder_that_is_a_file_is_refused_before_any_work(trio, tmp_path, monkeypatch, config, args, code, message):
+    """As `report`, `backfill` and `site` refuse it: said up front, naming the flag or the
+    option, nothing written, no repository run (not every repository failing to write)."""
+    body = 'formats = ["md"]\nlanguages = ["en"]\n' + config
+    body += f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+    body += f'[[repositories]]\nsource = "{trio["beta"]}"\nname = "acme/beta"\n'
+    if "repositories[1]" in message:
+        body += 'out = "afile"\n'
+    cfg = write_team(tmp_path, body)
+    (tmp_path / "afile").write_text("keep me\n")
+    monkeypatch.chdir(tmp_path)
+    code_, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", *args])
+    assert code_ == code, err
+    assert message in err
+    assert "[1/" not in err and "reported" not in err  # no repository was run
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["afile", "team.toml"]
+    assert (tmp_path / "afile").read_text() == "keep me\n"
+
+
+def test_workers_0_is_one_per_cpu_on_the_command_line_as_in_the_config(trio, tmp_path, monkeypatch):
+    from repobrief.executors import SerialExecutor
+    from repobrief.registry import EXECUTORS
+
+    counts: list[int] = []
+
+    class Counting(SerialExecutor):
+        name = "counting"
+
+        def run(self, jobs, on_result=None):
+            counts.append(self.worker_count(len(jobs)))
+            return super().run(jobs, on_result)
+
+    EXECUTORS.register("counting", Counting)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    cfg = trio_config(tmp_path, trio, 'workers = 1\nexecutor = "counting"\n')
+    for args in ([], ["--workers", "0"], ["-j", "2"]):
+        code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q", *args])
+        assert code == 0, err
+    assert counts == [1, 3, 2]  # the config's 1; 0: one per CPU, at most one per repository; the flag's 2
+    code, _, err = cli(["run", "--config", str(cfg), "--workers", "-1"])
+    assert code == 2 and "-1" in err
+    code, out, _ = cli(["run", "--help"])
+    assert code == 0 and "0: one per CPU" in " ".join(re.sub(r"[│╭╮╰╯─]", " ", out).split())
+
+
+def test_one_repository_and_one_pr_are_said_in_the_singular(trio, tmp_path):
+    """English counts agree with their numbers ("1 repository", "1 PR", "1 file") in the
+    progress, the summary and the digest; the Chinese digest keeps its wording."""
+    cfg = write_team(tmp_path, 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n[digest]\nlanguages = ["en", "zh"]\n'
+                               f'[[repositories]]\nsource = "{trio["torch"]}"\nname = "acme/torch"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == 0, err
+    assert re.search(r"^\[1/1\] acme/torch: 1 PR, 1 file in [\d.]+ s$", err, re.M), err
+    assert "\n1 of 1 repository reported\n" in err
+    out = tmp_path / "out"
+    en = (out / "ecosystem-2026-W26.en.md").read_text()
+    assert en.startswith("# Ecosystem digest, 2026-W26 (1 repository)\n")
+    assert "This week 1 repository merged 1 PR, adding " in en and "breaking changes: 0." in en
+    assert json.loads((out / "ecosystem-2026-W26.en.json").read_text())["title"] == "Ecosystem digest, 2026-W26 (1 repository)"
+    for text in (err, en):
+        assert not re.search(r"\b1 (repositories|PRs|files)\b", text), text
+    zh = (out / "ecosystem-2026-W26.zh.md").read_text()
+    assert zh.startswith("# 生态周报：2026-W26（1 个仓库）\n") and "本周 1 个仓库共合并 1 个PR" in zh
+
+    cfg = write_team(tmp_path / "gone", '[[repositories]]\nsource = "gone"\nname = "a/gone"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == 8 and "error: 0 of 1 repository reported, 1 failed\n" in err
+    assert "1 repositories" not in err

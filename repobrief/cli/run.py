@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from ..errors import RepobriefError, UsageError
+from ..errors import PublishError, RepobriefError, UsageError
+from ..output import check_out_folder
 from . import app, stoppable
 
 
@@ -17,6 +18,15 @@ class PartialFailure(RepobriefError):
     """Some repositories of a run failed; the others were reported."""
 
     exit_code = 8
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 PR`, `2 PRs`: English output says what it counts in the right number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _repositories(n: int) -> str:
+    return _count(n, "repository", "repositories")
 
 
 class _RunProgress:
@@ -57,12 +67,14 @@ class _RunProgress:
         count = f"[{self.done}/{self.total}" + (f", {self.failed} failed]" if self.failed else "]")
         if res.ok:
             first = next(iter(res.reports.values()), None)
-            prs = f"{first['stats']['merged_prs']} PRs, " if first else ""
-            line = f"{count} {res.label}: {prs}{len(res.files)} files in {res.seconds:.1f} s"
+            prs = f"{_count(first['stats']['merged_prs'], 'PR')}, " if first else ""
+            line = f"{count} {res.label}: {prs}{_count(len(res.files), 'file')} in {res.seconds:.1f} s"
             if tokens:
-                line += f", {tokens:,} tokens ({self.tokens:,} in all)"
+                line += f", {_count(tokens, 'token')} ({self.tokens:,} in all)"
             if res.published:
                 line += f", posted to {', '.join(res.published)}"
+            if res.not_posted:  # reported all the same: its files are written
+                line += f"; {_not_posted(res)}"
         else:
             line = f"{count} FAILED {res.label}: {res.error}"
         if self._bar is not None:
@@ -83,7 +95,7 @@ def run(
     digest: bool = typer.Option(False, "--digest", help="Also write the ecosystem digest (Markdown + JSON, in the \\[digest] languages)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: the config's `out`, relative to it)."),
     db: str = typer.Option(None, "--db", help="Shared store for PRs and rendered reports: a SQLite file or postgresql://… URL."),
-    workers: int = typer.Option(None, "--workers", "-j", min=1, help="Repositories at a time (default: the config's, else one per CPU)."),
+    workers: int = typer.Option(None, "--workers", "-j", min=0, help="Repositories at a time; 0: one per CPU (default: the config's `workers`, else one per CPU)."),
     executor: str = typer.Option(None, "--executor", help="Where jobs run: local (processes, default), threads, serial or ray (a Ray cluster; the `ray` extra)."),
     ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: 'auto' (the running cluster), ray://HEAD:10001, or none to start a local one."),
     only: list[str] = typer.Option(None, "--only", help="Run only this repository (its name, as progress and errors show it, or its source); repeatable."),
@@ -94,8 +106,9 @@ def run(
 ) -> None:
     """Report every repository of a team config for one week, concurrently (the longest first, by the last run's times); one failing repository does not stop the others."""
     from ..registry import EXECUTORS
-    from ..team import JobResult, load_team, plan_jobs, run_jobs
+    from ..team import load_team, plan_jobs, run_jobs
 
+    check_out_folder(out)  # a bad flag, said before the config is even read
     team = load_team(config)
     ts = team.settings
     if executor is not None and executor not in EXECUTORS:  # the config's own `executor` is checked by load_team
@@ -121,12 +134,12 @@ def run(
         progress(res)
     progress.start()
     options = {"address": ray_address, "settings": ts.ray, "quiet": quiet} if executor == "ray" else None
-    with stoppable(progress.stop, lambda: f"interrupted; {progress.done} of {progress.total} repositories finished, "
+    with stoppable(progress.stop, lambda: f"interrupted; {progress.done} of {_repositories(progress.total)} finished, "
                    "the others were stopped (a report's files are written whole or not at all)"
                    + ("; no digest" if digest else "")):
-        results = run_jobs(jobs, executor=executor, workers=workers or ts.workers, on_result=progress, options=options)
+        results = run_jobs(jobs, executor=executor, workers=ts.workers if workers is None else workers,
+                           on_result=progress, options=options)
     results = sorted(failed + results, key=lambda r: r.index)
-    bad: list[JobResult] = [r for r in results if not r.ok]
 
     if digest:
         # A run of some repositories (--only) updates their rows of the week's digest; the
@@ -137,18 +150,36 @@ def run(
     for r in results:  # as `report` does, even with -q; once per repository, not per language
         for w in dict.fromkeys(w for rep in r.reports.values() for w in rep.get("warnings", [])):
             typer.echo(f"warning: {r.label}: {w}", err=True)
-    for r in bad:
-        typer.echo(f"error: {r.label}: {r.error}", err=True)
+    for r in results:
+        if r.ok and not r.not_posted:
+            continue
+        typer.echo(f"error: {r.label}: {r.error if not r.ok else _not_posted(r)}", err=True)
         if r.hint:
             typer.echo(f"  hint: {r.hint}", err=True)
-    if not quiet:
-        typer.echo(f"{len(results) - len(bad)} of {len(results)} repositories reported"
-                   + (f", {len(bad)} failed" if bad else ""), err=True)
-    if bad:
-        if len(bad) == len(results):
-            raise PartialFailure(f"all {len(results)} repositories failed", "see the errors above")
-        raise PartialFailure(f"{len(bad)} of {len(results)} repositories failed; the others were written",
+    _end(results, quiet)
+
+
+def _not_posted(r) -> str:
+    """A repository whose reports were written but whose cards were not all posted."""
+    return f"{'card' if len(r.not_posted) == 1 else 'cards'} not posted: {'; '.join(r.not_posted)}"
+
+
+def _end(results, quiet: bool) -> None:
+    """The run's one summary line: on stderr when all went well, else as the error it ends with
+    (exit 8 when some repositories were not reported, 7 when all were but a card was not posted)."""
+    failed = sum(1 for r in results if not r.ok)
+    cards = sum(len(r.not_posted) for r in results)
+    summary = (f"{len(results) - failed} of {_repositories(len(results))} reported"
+               + (f", {failed} failed" if failed else "")
+               + (f"; {_count(cards, 'card')} not posted" if cards else ""))
+    if failed:
+        raise PartialFailure(summary, "see the errors above" if failed == len(results) else
                              "fix the failing repositories and run again with --only NAME")
+    if cards:
+        raise PublishError(summary, "the reports are written; fix the publish targets above and run again with "
+                           "--only NAME to post the cards")
+    if not quiet:
+        typer.echo(summary, err=True)
 
 
 def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
@@ -157,9 +188,9 @@ def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False
 
     # A card that could not be posted is a delivery failure, not a reporting one: the
     # repository's reports were written, so its numbers stay in the digest.
-    reported = [r for r in results if r.ok or r.stage == "publish"]
-    failed = [{"repository": r.label, "error": r.error} for r in results if r not in reported]
-    not_published = [{"repository": r.label, "error": r.error} for r in reported if not r.ok]
+    reported = [r for r in results if r.ok]
+    failed = [{"repository": r.label, "error": r.error} for r in results if not r.ok]
+    not_published = [{"repository": r.label, "error": "; ".join(r.not_posted)} for r in reported if r.not_posted]
     files: dict[Path, str] = {}
     for lang in ts.digest.languages:
         reports = [r.reports[lang] for r in reported if lang in r.reports]
