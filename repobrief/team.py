@@ -164,7 +164,15 @@ def load_team(path: str | os.PathLike) -> Team:
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"team config {str(path)!r} is a folder", "give the team.toml file with --config")
-    team = _build(TeamSettings, read_config_file(path))
+    data = read_config_file(path)
+    try:
+        team = _build(TeamSettings, data)
+    except ConfigError as e:
+        if e.option is not None and "repositories" not in data and e.message.startswith("unknown option"):
+            raise ConfigError(f"{e.message} (in {path})", f"{path} looks like a repository's config, not a team config: "
+                              f"give it to `repobrief report --config`, or list repositories in [[repositories]] "
+                              "tables (docs/scaling.md)", option=e.option) from None
+        raise
     if not team.repositories:
         raise ConfigError(
             f"team config {str(path)!r} lists no repositories",

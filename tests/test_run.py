@@ -839,3 +839,11 @@ def test_one_repository_and_one_pr_are_said_in_the_singular(trio, tmp_path):
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
     assert code == 8 and "error: 0 of 1 repository reported, 1 failed\n" in err
     assert "1 repositories" not in err
+
+
+def test_a_repository_config_given_to_run_says_so(tmp_path):
+    cfg = write_team(tmp_path, 'language = "en"\n[[modules]]\nname = "npu"\npaths = ["npu/**"]\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code
+    assert f"error: unknown option 'language' (in {cfg})" in err
+    assert f"hint: {cfg} looks like a repository's config, not a team config: give it to `repobrief report --config`" in err
