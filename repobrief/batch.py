@@ -379,13 +379,13 @@ class ImportSummary:
         return self.failed + self.empty + self.malformed
 
     def line(self) -> str:
-        text = f"imported {self.imported:,} of {self.rows:,} answers"
+        text = f"imported {self.imported:,} of {self.rows:,} {'answer' if self.rows == 1 else 'answers'}"
         why = [
             (self.already, "already in the store"),
             (self.repeated, "repeated"),
             (self.failed, "failed (error or non-200 status)"),
             (self.empty, "empty"),
-            (self.malformed, "not Batch API output rows"),
+            (self.malformed, "not in the Batch API output format"),
         ]
         skipped = [f"{n:,} {what}" for n, what in why if n]
         return text + (f"; skipped {', '.join(skipped)}" if skipped else "")

@@ -299,7 +299,7 @@ def test_failed_and_malformed_rows_are_reported_and_never_stored(exported, tmp_p
     code, _, err = run_cli("batch", "import", str(path), "--db", str(db))
     assert code == 8, err
     assert "imported 1 of 11 answers" in err
-    assert "1 repeated" in err and "4 failed" in err and "1 empty" in err and "4 not Batch API output rows" in err
+    assert "1 repeated" in err and "4 failed" in err and "1 empty" in err and "4 not in the Batch API output format" in err
     assert "results.jsonl:2: error: endpoint unreachable" in err and "results.jsonl:3: HTTP 500: internal" in err
     assert "results.jsonl:10: error: max_tokens is too large" in err and "results.jsonl:11: HTTP 503" in err
     assert "9 of 11 rows were not imported" in err

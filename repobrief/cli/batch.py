@@ -137,7 +137,7 @@ def import_(
         typer.echo(f"  {problem}", err=True)
     if summary.skipped:
         raise PartialBatch(
-            f"{summary.skipped} of {summary.rows} rows were not imported",
+            f"{summary.skipped} of {summary.rows} {'row was' if summary.rows == 1 else 'rows were'} not imported",
             "their PRs will be asked live by the report run; rerun them in a batch and import again to avoid that",
         )
 
