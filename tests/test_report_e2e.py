@@ -167,6 +167,21 @@ def test_empty_week_gives_a_short_valid_report(verl_repo):
     assert "No pull requests were merged" in out and "## 6. Recommendations" in out
 
 
+def test_a_quiet_week_is_not_called_a_spike_or_a_large_change(flask_repo):
+    """flask 2026-W04 (two small PRs) once read "well above its usual level; expect follow-up
+    fixes" for a module with one PR, and "one of the largest changes of recent weeks (14 lines)"."""
+    code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2026-W04",
+                           "--tz", "Asia/Shanghai", "--lang", "en", "--format", "json")
+    assert code == 0
+    rep = json.loads(out)
+    trends = {item["name"]: item["text"] for item in rep["sections"]["trends"]["items"]}
+    assert trends and all("well above its usual level" not in text and "steady stream" not in text for text in trends.values())
+    assert "Work here is occasional: too little to call a trend." in trends["app"]
+    small = [p for p in rep["pull_requests"] if p["lines_added"] + p["lines_deleted"] < 100]
+    texts = json.dumps(rep["sections"], ensure_ascii=False)
+    assert small and "one of the largest changes of recent weeks" not in texts
+
+
 def test_flask_merge_commits_and_first_time_contributors(flask_repo):
     code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2019-W22",
                        "--lang", "en", "--format", "json", "-q")

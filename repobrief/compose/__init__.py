@@ -109,7 +109,7 @@ def why_clause(
         code = r.code.split(":", 1)[0]
         if code == "type":
             continue
-        if code == "size" and r.points < 0.8 * size_max:
+        if code == "size" and (r.points < 0.8 * size_max or pr.lines < LARGE_LINES):
             continue
         if code == "files" or code == "minor_only":
             continue
@@ -123,6 +123,11 @@ def why_clause(
         key = f"type_{a.type}"
         parts.append(cat.get("why", key) or cat.t("why.fallback", modules=cat.join(a.modules[:2]) or pr.title[:40]))
     return cat.t("why.join").join(parts)
+
+
+# A change is called "one of the largest of recent weeks" only from this size on: in a quiet
+# repository the largest recent change may be a 14-line fix.
+LARGE_LINES = 100
 
 
 def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str, is_week: bool = True) -> str:
@@ -331,6 +336,8 @@ def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
         return period_get(facts, "trends", f"type_{key}") or cat.t("trends.steady")
+    if t.count < 3 and t.baseline_mean < 1:  # a PR or two where there are usually none: no trend either way
+        return cat.t("trends.occasional")
     if high:
         return period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up")
     if low:
