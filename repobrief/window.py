@@ -59,7 +59,11 @@ def parse_timezone(name: str | None) -> ZoneInfo:
     except (ZoneInfoNotFoundError, ValueError):
         import difflib
 
-        near = difflib.get_close_matches(name, sorted(available_timezones()), n=1)
+        zones = sorted(available_timezones())
+        same = [z for z in zones if z.lower() == name.strip().lower()]
+        if same:  # `utc`, `asia/shanghai`: the zone meant, however it is cased
+            return ZoneInfo(same[0])
+        near = difflib.get_close_matches(name, zones, n=1)
         raise UsageError(
             f"unknown time zone {name!r}; use an IANA name such as Asia/Shanghai, Europe/Berlin or UTC",
             f"did you mean {near[0]!r}?" if near else None,

@@ -178,6 +178,12 @@ def test_without_a_remote_the_name_is_the_clones_folder_whatever_path_inside_it_
         assert out.startswith("# mirror") == (path.name == "mirror.git")
 
 
+def test_language_and_engine_flags_take_any_case(small_repo):
+    got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "EN", "--engine", "Offline", "-q")
+    assert got == 0, err
+    assert out.startswith("# acme/proj weekly report, 2026 week 10")
+
+
 def test_a_week_in_progress_says_so_in_the_report_and_on_stderr(small_repo, tmp_path):
     out = tmp_path / "out"
     got, _, err = run_cli("report", str(small_repo), "--week", "this", "--lang", "en", "--format", "md,json", "--out", str(out))

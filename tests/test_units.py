@@ -118,6 +118,12 @@ def test_weeks_and_ranges():
     assert parse_week("1970-W01", sh).start.date().isoformat() == "1969-12-29"  # in 1970's ISO weeks
 
 
+def test_time_zones_are_found_however_they_are_cased():
+    assert parse_timezone("utc").key == "UTC" and parse_timezone("asia/shanghai").key == "Asia/Shanghai"
+    with pytest.raises(UsageError, match="did you mean 'Asia/Shanghai'"):
+        parse_timezone("Asia/Shangai")
+
+
 def test_a_period_that_has_not_started_or_an_empty_flag_is_refused():
     """Both used to give a report of nothing merged (an unset shell variable meant last week)."""
     sh = parse_timezone("Asia/Shanghai")

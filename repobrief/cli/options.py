@@ -49,6 +49,7 @@ def load_cli_settings(
         if value is not None and not value.strip():  # an unset shell variable, say: not the default
             raise UsageError(f"{option} is empty", f"give {option} a value, or leave the flag out for its default")
     kind, location = resolve_target(target, source)
+    lang, engine = (None if v is None else v.strip().lower() for v in (lang, engine))  # `--lang EN` as `en`
     if lang is not None and lang not in LANGUAGES:
         raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")
     if tz is not None:
