@@ -6,6 +6,7 @@ import subprocess
 from datetime import timedelta
 
 import pytest
+from clirun import run_cli
 from gitrepo import GitRepoBuilder, git
 
 from repobrief.errors import SourceError
@@ -170,8 +171,6 @@ def test_bad_paths_give_clear_errors(tmp_path):
 
 
 def test_head_on_a_branch_with_no_commits_names_it_and_the_default_branch(tmp_path):
-    from clirun import run_cli
-
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
     b.commit("feat: streaming (#3)", "2026-06-23T10:00:00+00:00", {"src/x.py": b.lines(20)})
@@ -197,6 +196,13 @@ def test_bare_and_shallow_clones(flask_like, tmp_path):
     src = GitSource(str(shallow))
     assert any("shallow" in w and "--unshallow" in w for w in src.warnings)
     list(src.iter_pull_requests(W10))  # reads what is there without failing
+    # A week before its cut-off is not "nothing merged": git has nothing of it to read.
+    cut = subprocess.run(["git", "-C", str(shallow), "log", "--no-walk", "--format=%cs",
+                          *(shallow / ".git" / "shallow").read_text().split()], capture_output=True, text=True).stdout.split()
+    code, out, err = run_cli("report", str(shallow), "--week", "2026-W06")
+    assert code == 4 and out == ""
+    assert f"is a shallow clone with no commit before 2026-02-09 (its oldest commit is from {min(cut)}): " in err
+    assert "fetch --unshallow" in err
 
 
 def test_odd_messages_huge_bodies_and_many_files(tmp_path):

@@ -762,11 +762,28 @@ class GitSource(Source):
         commit merged since (the log is read from the tip down). Itself when that commit is
         the tip, or when nothing was merged before `end`."""
         tip = self._tip_before(end)
+        if not tip and self.shallow:  # git has nothing older: "nothing merged" would be untrue
+            raise SourceError(
+                f"{str(self.path)!r} is a shallow clone with no commit before {end.date().isoformat()}"
+                f"{self._shallow_start()}: the period asked for is outside its history",
+                f"deepen it (git -C {shlex.quote(str(self.path))} fetch --unshallow, or --shallow-since=DATE) "
+                "or report a later week",
+            )
         if not tip or tip == self.tip:
             return self
         v = self.view(tip)
         v.stats["git_calls"] = self.stats["git_calls"]
         return v
+
+    def _shallow_start(self) -> str:
+        """` (its oldest commit is from DATE)` for a shallow clone, from its boundary commits."""
+        try:
+            cut = (Path(self._gitdir) / "shallow").read_text().split()
+        except OSError:
+            return ""
+        res = self._git("log", "--no-walk", "--format=%cs", *cut, check=False)
+        dates = sorted(res.stdout.decode().split())
+        return f" (its oldest commit is from {dates[0]})" if res.returncode == 0 and dates else ""
 
     def view(self, tip: str) -> GitSource:
         """This clone read as if `tip` were the branch head: a long history is read in
