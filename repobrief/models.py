@@ -221,6 +221,26 @@ class Theme:
                 "history_weeks": self.history_weeks, "count": self.count}
 
 
+class Notice(str):
+    """A warning for the report's reader, written in English, that the report words in its
+    own language when the catalogs have `[warnings] key` (filled with `params`)."""
+
+    key: str
+    params: dict
+
+    def __new__(cls, text: str, key: str, **params) -> Notice:
+        self = super().__new__(cls, text)
+        self.key, self.params = key, params
+        return self
+
+    def __reduce__(self):  # pickled with its key (reports cross process boundaries)
+        return (_notice, (str(self), self.key, self.params))
+
+
+def _notice(text: str, key: str, params: dict) -> Notice:
+    return Notice(text, key, **params)
+
+
 @dataclass(slots=True)
 class Item:
     """One entry of a section: a short name, its text, and the PRs it cites."""

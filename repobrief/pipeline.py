@@ -21,7 +21,7 @@ from .analysis.themes import WeekSample, build_themes
 from .config import Settings
 from .errors import UsageError
 from .i18n import catalog
-from .models import PullRequest, Report
+from .models import Notice, PullRequest, Report
 from .registry import ENGINES, RENDERERS, SOURCES
 from .window import Window
 
@@ -411,6 +411,13 @@ def _in_progress(window: Window, now: datetime, cat) -> list[str]:
                   now=f"{now.astimezone(window.tz):%Y-%m-%d %H:%M}")]
 
 
+def _worded(warning: str, cat) -> str:
+    """A warning in the report's language, when its catalog words it."""
+    if isinstance(warning, Notice) and cat.get("warnings", warning.key) is not None:
+        return cat.t(f"warnings.{warning.key}", **warning.params)
+    return str(warning)
+
+
 def build_week(span: Span, engine, window: Window, *, store=None, now: datetime | None = None,
                clock: _Clock | None = None, earlier_authors: set[str] | _SeenBefore | None = None,
                diffs: dict[int, str] | None = None) -> Report:
@@ -499,7 +506,8 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         card=card,
         engine=info,
         direct_commits=direct,
-        warnings=_in_progress(window, generated, cat) + list(source.warnings) + list(getattr(engine, "warnings", [])),
+        warnings=_in_progress(window, generated, cat)
+        + [_worded(w, cat) for w in [*source.warnings, *getattr(engine, "warnings", [])]],
         generated_at=generated,
     )
     if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata

@@ -196,6 +196,10 @@ def test_bare_and_shallow_clones(flask_like, tmp_path):
     src = GitSource(str(shallow))
     assert any("shallow" in w and "--unshallow" in w for w in src.warnings)
     list(src.iter_pull_requests(W10))  # reads what is there without failing
+    # The reader is told in the report's language.
+    for lang, notice in (("zh", "> ⚠ 这是一个浅克隆：截断点之前的提交缺失"), ("en", "> ⚠ this clone is shallow: commits before")):
+        code, out, _ = run_cli("report", str(shallow), "--week", "2026-W10", "--lang", lang)
+        assert code == 0 and notice in out
     # A week before its cut-off is not "nothing merged": git has nothing of it to read.
     cut = subprocess.run(["git", "-C", str(shallow), "log", "--no-walk", "--format=%cs",
                           *(shallow / ".git" / "shallow").read_text().split()], capture_output=True, text=True).stdout.split()

@@ -118,6 +118,15 @@ def test_weeks_and_ranges():
     assert parse_week("1970-W01", sh).start.date().isoformat() == "1969-12-29"  # in 1970's ISO weeks
 
 
+def test_a_notice_keeps_its_wording_key_through_pickling():
+    import pickle
+
+    from repobrief.models import Notice
+
+    n = pickle.loads(pickle.dumps(Notice("llm: sections fell back", "llm_sections", sections="summary")))
+    assert (str(n), n.key, n.params) == ("llm: sections fell back", "llm_sections", {"sections": "summary"})
+
+
 def test_time_zones_are_found_however_they_are_cased():
     assert parse_timezone("utc").key == "UTC" and parse_timezone("asia/shanghai").key == "Asia/Shanghai"
     with pytest.raises(UsageError, match="did you mean 'Asia/Shanghai'"):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import LLMSettings, Settings
 from ..errors import EngineError
-from ..models import Card, Item, PRAnalysis, PullRequest, Reason, Risk, Sections
+from ..models import Card, Item, Notice, PRAnalysis, PullRequest, Reason, Risk, Sections
 from . import Engine
 
 if TYPE_CHECKING:
@@ -766,12 +766,15 @@ class LLMEngine(Engine):
         """What the report should tell its reader about units the model did not write."""
         prs = [f for f in self.acct.fallbacks if f["unit"].startswith("pr:")]
         sections = [f["unit"].split(":", 1)[1] for f in self.acct.fallbacks if f["unit"].startswith("section:")]
-        out = []
+        out: list[str] = []
         down = next((f["reason"] for f in self.acct.fallbacks if "unreachable" in f["reason"] or "budget" in f["reason"]), None)
+        why = f" ({down})" if down else ""
         if prs:
-            out.append(f"llm: {len(prs)} PR analyses fell back to the offline engine" + (f" ({down})" if down else ""))
+            out.append(Notice(f"llm: the analyses of {len(prs)} PRs fell back to the offline engine{why}", "llm_prs",
+                              count=len(prs), why=why))
         if sections:
-            out.append(f"llm: sections fell back to the offline composer: {', '.join(sections)}")
+            out.append(Notice(f"llm: sections fell back to the offline composer: {', '.join(sections)}", "llm_sections",
+                              sections=", ".join(sections)))
         out += [f"llm: {f['reason']}" for f in self.acct.fallbacks if f["unit"] in ("cache", "store")]
         return out
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..conventions import NUMBER
 from ..errors import SourceError
-from ..models import Commit, FileChange, PullRequest, inert_text
+from ..models import Commit, FileChange, Notice, PullRequest, inert_text
 from ..window import Window
 from . import Source
 from .gitfacts import GitFacts
@@ -216,10 +216,10 @@ class GitSource(Source):
             raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
         self.tip = lines[3].strip()
         if self.shallow:
-            self.warnings.append(
+            self.warnings.append(Notice(
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
-                "contributors may be incomplete; run `git fetch --unshallow` to fix it"
-            )
+                "contributors may be incomplete; run `git fetch --unshallow` to fix it", "shallow",
+            ))
         self._loaded_since: datetime | None = None
         self._commits: dict[str, _RawCommit] = {}
         self._prs: list[PullRequest] = []
