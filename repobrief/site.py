@@ -14,13 +14,16 @@
 Every link is relative, so the folder can be served from any path, opened from
 disk, or pushed to a GitHub Pages branch. Running it again for another
 repository, or for later weeks, adds to the manifest instead of replacing it.
-A run writes all its files or none (site.json last), so a full disk or an
-unwritable folder leaves the site as it was and running again works.
+A site is in one language and one time zone (its weeks must line up), both
+recorded in the manifest. A run writes all its files or none (site.json last),
+so a full disk or an unwritable folder leaves the site as it was and running
+again works.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -36,6 +39,7 @@ from .models import Report
 from .output import check_out_folder, write_atomically
 from .render import charts
 from .render.html import environment, last_day, page_assets, render_page
+from .stopping import signals_deferred
 from .window import Window
 
 MANIFEST = "site.json"
@@ -93,8 +97,14 @@ def build_site(
     generate: Callable[[str, Settings, list[Window]], Iterable[Report]] | None = None,
     progress: Callable[[str], None] | None = None,
     backend: str | None = None,
+    written: Callable[[SiteResult], None] | None = None,
 ) -> SiteResult:
-    """Generate the weekly reports of `target` and write (or extend) the site in `out`."""
+    """Generate the weekly reports of `target` and write (or extend) the site in `out`.
+
+    `progress` is called with each week's label once its report is built (in memory:
+    nothing is written before every week is built); `written` once the files are in
+    place, even when a stop (Ctrl-C, SIGTERM) that came during the write is raised
+    right after it."""
     from .window import parse_timezone, parse_week
 
     if generate is None:
@@ -102,9 +112,8 @@ def build_site(
         from .pipeline import generate_reports
 
         generate = generate_reports
-    tz = parse_timezone(settings.timezone)
-    last = parse_week(until_week or "last", tz, now)
-    windows = week_windows(last, weeks)
+    if until_week is not None and not until_week.strip():
+        raise UsageError("--until-week is empty; give an ISO week such as 2026-W26, or leave it out for the last complete week")
     out = Path(out)
     check_out_folder(out)
     manifest = _read_manifest(out)
@@ -115,6 +124,14 @@ def build_site(
             f"the site in {str(out)!r} is in {site_lang!r}; a report in {settings.language!r} would mix languages on its pages",
             f"run with --lang {site_lang}, or give another --out for a {settings.language!r} site",
         )
+    settings = _in_site_timezone(settings, out, manifest)
+    tz = parse_timezone(settings.timezone)
+    last = parse_week(until_week or "last", tz, now, "--until-week")
+    this = parse_week("this", tz, now)
+    if last.start > this.start:  # it would be archived as a week with nothing merged
+        raise UsageError(f"--until-week {until_week} has not started yet (this week is {this.label})",
+                         "give 'this' for the week in progress, or leave it out for the last complete week")
+    windows = week_windows(last, weeks)
 
     reports: list[Report] = []
     for r in generate(target, settings, windows):
@@ -127,8 +144,10 @@ def build_site(
         entry = manifest["repositories"][repository] = {"path": _free_path(manifest, repository), "weeks": {}}
     folder = out / entry["path"]
     manifest["lang"] = entry["lang"] = reports[-1].lang
+    manifest["timezone"] = entry["timezone"] = settings.timezone
     for r in reports:
         entry["weeks"][r.week] = _week_summary(r)
+    _complete_summaries(entry, folder)
 
     result = SiteResult(out, repository, [r.week for r in reports],
                         warnings=list(dict.fromkeys(w for r in reports for w in r.warnings)))
@@ -177,8 +196,8 @@ def build_site(
         repositories=_repo_rows(manifest), nav=[], **common
     )
     files[out / MANIFEST] = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    _write_site(files, [folder, folder.parent, out])
     result.pages.extend(p for p in files if p.suffix == ".html")
+    _write_site(files, [folder, folder.parent, out], (lambda: written(result)) if written else None)
     return result
 
 
@@ -191,18 +210,25 @@ def _strings(lang: str) -> dict[str, str]:
     return dict(catalog(lang).m["site"])
 
 
-def _write_site(files: dict[Path, str], folders: list[Path]) -> None:
-    """Write `files` all or none. Of `folders` (innermost first), those that a failed
-    write created are removed again: a folder left holding only empty folders and no
-    site.json would be refused as "not a repobrief site" by the next run."""
+def _write_site(files: dict[Path, str], folders: list[Path], done: Callable[[], None] | None = None) -> None:
+    """Write `files` all or none, then call `done`. Of `folders` (innermost first), those
+    that a failed write created are removed again: a folder left holding only empty
+    folders and no site.json would be refused as "not a repobrief site" by the next run.
+
+    A stop (Ctrl-C, SIGTERM) that comes during the write takes effect after it
+    (`write_atomically` waits for it), and is held here until `done` has run: the
+    command can then say that the site was written, not that it was left as it was."""
     new = [d for d in folders if not d.exists()]
-    try:
-        write_atomically(files)
-    except BaseException:  # a stop (Ctrl-C, SIGTERM) too
-        for d in new:
-            with contextlib.suppress(OSError):
-                d.rmdir()
-        raise
+    with signals_deferred():
+        try:
+            write_atomically(files)
+        except BaseException:  # a failed write, or a stop raised by what it called
+            for d in new:
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise
+        if done is not None:
+            done()
 
 
 def _read_manifest(out: Path) -> dict:
@@ -224,19 +250,80 @@ def _read_manifest(out: Path) -> dict:
     return data
 
 
+def _in_site_timezone(settings: Settings, out: Path, manifest: dict) -> Settings:
+    """`settings` with the site's time zone: the weeks of a site must line up, so a run
+    that names none takes the site's, and one that names another is refused."""
+    site_tz = _site_timezone(out, manifest)
+    if site_tz is None:
+        return dataclasses.replace(settings, timezone=settings.timezone or "UTC")
+    if not settings.timezone:
+        return dataclasses.replace(settings, timezone=site_tz)
+    if settings.timezone != site_tz:
+        raise UsageError(
+            f"the site in {str(out)!r} has its weeks in the time zone {site_tz!r}; weeks in {settings.timezone!r} "
+            "would not line up with them (hours between weeks missing or counted twice)",
+            f"run with --tz {site_tz} (or without --tz and the config's timezone), "
+            f"or give another --out for a site in {settings.timezone!r}",
+        )
+    return settings
+
+
+def _site_timezone(out: Path, manifest: dict) -> str | None:
+    """The time zone the site's weeks are in: recorded in the manifest, or, for a site
+    written before it was recorded, the one its newest reports' JSON all give."""
+    if manifest.get("timezone"):
+        return str(manifest["timezone"])
+    found: set[str] = set()
+    for entry in manifest["repositories"].values():
+        weeks = sorted(entry.get("weeks") or {})
+        if weeks:
+            try:
+                found.add(json.loads((out / entry["path"] / f"{weeks[-1]}.json").read_text(encoding="utf-8"))["timezone"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return found.pop() if len(found) == 1 else None
+
+
 def _week_summary(r: Report) -> dict:
     from .i18n import catalog
 
     cat = catalog(r.lang)
     names = {**(r.stats.get("theme_names") or {}), **{th.key: th.name for th in r.themes}}
-    by_theme = {names.get(k, k): int(v) for k, v in (r.stats.get("by_theme") or {}).items()}
     return {
         "title": cat.title(r),
         "dates": cat.date_range(r.start.date(), last_day(r)),
         "merged_prs": len(r.pull_requests),
         "top_themes": [th.name for th in r.themes[:3]],
-        "by_theme": by_theme,
+        **_theme_counts(r.stats, names),
     }
+
+
+def _theme_counts(stats: dict, names: dict[str, str]) -> dict:
+    """A week's counts for the trends chart: its themes' PRs by name (`by_theme`), each
+    name's theme key, and the PRs per type and per module, which every week has
+    (a type or module is a theme only in the weeks it stands out)."""
+    by_theme = stats.get("by_theme") or {}
+    return {
+        "by_theme": {names.get(k, k): int(v) for k, v in by_theme.items()},
+        "theme_keys": {names.get(k, k): k for k in by_theme},
+        "by_type": {k: int(v) for k, v in (stats.get("by_type") or {}).items()},
+        "by_module": {k: int(v) for k, v in (stats.get("by_module") or {}).items()},
+    }
+
+
+def _complete_summaries(entry: dict, folder: Path) -> None:
+    """Weeks archived before the summaries kept the counts per type and module get them
+    from their saved JSON (once: the manifest keeps them)."""
+    for week, summary in entry["weeks"].items():
+        if "by_type" in summary:
+            continue
+        try:
+            saved = json.loads((folder / f"{week}.json").read_text(encoding="utf-8"))
+            stats = saved["stats"]
+            names = {**(stats.get("theme_names") or {}), **{t["key"]: t["name"] for t in saved.get("themes") or []}}
+            summary.update(_theme_counts(stats, names))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # its trend lines keep gaps where its count is not known
 
 
 def _neighbours(all_weeks: list[str], new: set[str]) -> list[str]:
@@ -274,13 +361,42 @@ def _repo_rows(manifest: dict) -> list[dict]:
 
 def _trend_charts(entry: dict, t: dict[str, str], backend: str | None) -> dict[str, Markup | None]:
     weeks = sorted(entry["weeks"])
-    merged = [entry["weeks"][w]["merged_prs"] for w in weeks]
+    summaries = [entry["weeks"][w] for w in weeks]
+    merged = [s["merged_prs"] for s in summaries]
+    # Themes are told apart by key: a module and a topic can share a name ("rollout").
     totals: dict[str, int] = {}
-    for w in weeks:
-        for name, count in entry["weeks"][w].get("by_theme", {}).items():
-            totals[name] = totals.get(name, 0) + count
-    top = sorted(totals, key=lambda n: (-totals[n], n))[:TREND_THEMES]
-    series = [(n, [entry["weeks"][w].get("by_theme", {}).get(n, 0) for w in weeks]) for n in top]
+    names: dict[str, str] = {}
+    for s in summaries:
+        for key, name, count in _themes_of(s):
+            totals[key] = totals.get(key, 0) + count
+            names[key] = name  # the newest week's name
+    top = sorted(totals, key=lambda k: (-totals[k], names[k], k))[:TREND_THEMES]
+    shared = {n for n in (names[k] for k in top) if [names[k] for k in top].count(n) > 1}
+    series = [(f"{names[k]} ({k})" if names[k] in shared else names[k], _theme_line(k, summaries)) for k in top]
     prs = charts.line_chart(weeks, [], t["chart_prs"], "chart-site-prs", total=(t["merged_prs"], merged), backend=backend)
     themes = charts.line_chart(weeks, series, t["chart_themes"], "chart-site-themes", backend=backend) if series else None
     return {"prs": Markup(prs), "themes": Markup(themes) if themes else None}
+
+
+def _themes_of(summary: dict) -> list[tuple[str, str, int]]:
+    """A week's themes as (key, name, PRs); a week summarised before keys were kept
+    (and whose JSON is gone) has its names for keys."""
+    keys = summary.get("theme_keys") or {}
+    return [(keys.get(name, f"name:{name}"), name, int(count)) for name, count in (summary.get("by_theme") or {}).items()]
+
+
+def _theme_line(key: str, summaries: list[dict]) -> list[int | None]:
+    """The PRs of a top theme in each week. A week's themes are only what stood out that
+    week, so a theme missing from a week is not a week without its PRs: a type's or a
+    module's count comes from the week's PRs per type or module (every week has them);
+    a discovered topic or configured theme is not counted in the weeks it was not a
+    theme, and those weeks are a gap in its line (None), not 0."""
+    kind, _, part = key.partition(":")
+    every_week = {"type": "by_type", "module": "by_module"}.get(kind)
+    line: list[int | None] = []
+    for s in summaries:
+        if every_week and every_week in s:
+            line.append(int(s[every_week].get(part, 0)))
+        else:
+            line.append(next((count for k, _, count in _themes_of(s) if k == key), None))
+    return line

@@ -82,7 +82,7 @@ def test_a_shallow_clone_is_warned_about_once_not_once_per_week(tmp_path):
     code, _, err = run_cli("site", str(shallow), "--name", "acme/one", "--until-week", "2026-W26", "--weeks", "3",
                            "--out", str(tmp_path / "site"), "-q")
     assert code == 0, err
-    assert err.count("warning: this clone is shallow") == 1 and "git fetch --unshallow" in err
+    assert err.count("warning: 这是一个浅克隆") == 1 and "git fetch --unshallow" in err  # in the report's language (zh)
 
 
 def test_a_site_run_stopped_while_it_writes_leaves_a_folder_the_next_run_accepts(tmp_path, monkeypatch):
@@ -103,3 +103,219 @@ def test_a_site_run_stopped_while_it_writes_leaves_a_folder_the_next_run_accepts
     code, _, err = _site(repo, "acme/one", out)
     assert code == 0, err
     assert (out / "acme/one/2026-W26.html").is_file()
+
+
+# --------------------------------------------------------------------------- stopped, flags, trends, time zone
+
+
+def _weeks_repo(path):
+    """Three weeks, 2026-W24 to W26: 6, 4 and 6 bug fixes (4 are too few for a "Bug fixes"
+    theme in W25), and in W25 a feature."""
+    b = GitRepoBuilder(path)
+    b.commit("initial", "2026-05-04T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    words = iter("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split())
+    n = 10
+    for monday, fixes in (("2026-06-08", 6), ("2026-06-15", 4), ("2026-06-22", 6)):
+        for i in range(fixes):
+            b.commit(f"fix: {next(words)} (#{n})", f"{monday[:-2]}{int(monday[-2:]) + i % 5:02d}T10:00:00+00:00",
+                     {"src/app.py": b.lines(5)}, author=f"dev{i}")
+            n += 1
+    b.commit(f"feat: new reader (#{n})", "2026-06-17T12:00:00+00:00", {"src/reader.py": b.lines(40)}, author="ann")
+    return b.path
+
+
+def _files(out):
+    return {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} if out.exists() else {}
+
+
+def _three_weeks(repo, out, *extra):
+    return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26", "--weeks", "3",
+                   "--out", str(out), *extra)
+
+
+def test_a_site_stopped_while_it_builds_says_how_far_it_got_and_that_nothing_was_written(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import repobrief.pipeline as pipeline
+
+    repo, out = _weeks_repo(tmp_path / "one"), tmp_path / "site"
+    real = pipeline.generate_reports
+
+    def stopped_after_one_week(*args, **kwargs):
+        for report in real(*args, **kwargs):
+            yield report
+            os.kill(os.getpid(), signal.SIGTERM)  # as `timeout` or CI would, while the next week is built
+
+    monkeypatch.setattr(pipeline, "generate_reports", stopped_after_one_week)
+    code, _, err = _three_weeks(repo, out)
+    assert code == 130
+    # The week line says what is done (built, in memory), not "done"; the last line what was written.
+    assert "2026-W24 built" in err and " done" not in err
+    assert err.strip().splitlines()[-1] == f"interrupted after 1 of 3 weeks were built; nothing was written to {out}"
+    assert not out.exists()
+
+    # Extending a site: the site as it was, and said so.
+    monkeypatch.setattr(pipeline, "generate_reports", real)
+    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W24",
+                           "--weeks", "1", "--out", str(out), "-q")
+    assert code == 0, err
+    before = _files(out)
+    monkeypatch.setattr(pipeline, "generate_reports", stopped_after_one_week)
+    code, _, err = _three_weeks(repo, out, "-q")
+    assert code == 130
+    assert err.strip() == f"interrupted after 1 of 3 weeks were built; the site in {out} was not changed"
+    assert _files(out) == before
+
+
+def test_a_site_stopped_while_it_writes_is_written_whole_and_says_so(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import repobrief.output as output
+
+    repo, out = _weeks_repo(tmp_path / "one"), tmp_path / "site"
+    real = output._commit
+
+    def stopped_during_the_write(staged):
+        os.kill(os.getpid(), signal.SIGTERM)  # waits for the write to end
+        real(staged)
+
+    monkeypatch.setattr(output, "_commit", stopped_during_the_write)
+    code, _, err = _three_weeks(repo, out, "-q")
+    assert code == 130
+    assert err.strip().startswith("interrupted; the site was written first (")
+    assert "acme/one, 2026-W24 … 2026-W26" in err
+    assert sorted(json.loads((out / "site.json").read_text(encoding="utf-8"))["repositories"]["acme/one"]["weeks"]) == [
+        "2026-W24", "2026-W25", "2026-W26"]
+    assert (out / "acme/one/2026-W26.html").is_file() and (out / "acme/one/trends.html").is_file()
+
+
+def test_a_bad_or_empty_until_week_is_refused_by_its_name(tmp_path):
+    repo, out = _repo(tmp_path / "one"), tmp_path / "site"
+    for value, said in (("garbage", "invalid --until-week 'garbage'"), ("", "--until-week is empty"),
+                        ("  ", "--until-week is empty"), ("9998-W01", "--until-week 9998-W01 has not started yet")):
+        code, _, err = run_cli("site", str(repo), "--weeks", "2", "--until-week", value, "--out", str(out))
+        assert code == 2, (value, err)
+        assert err.startswith(f"error: {said}") and "--week " not in err
+    assert not out.exists()
+
+
+def _theme_lines(monkeypatch):
+    """The lines of the trends page's themes chart, as drawn: {name: PRs per week}."""
+    import repobrief.site as site
+
+    drawn: dict[str, list] = {}
+    real = site.charts.line_chart
+
+    def spy(weeks, series, title, chart_id, **kwargs):
+        if chart_id == "chart-site-themes":
+            drawn.clear()
+            drawn.update({name: list(values) for name, values in series})
+        return real(weeks, series, title, chart_id, **kwargs)
+
+    monkeypatch.setattr(site.charts, "line_chart", spy)
+    return drawn
+
+
+def test_the_trends_chart_draws_a_week_where_a_type_was_no_theme_with_its_count_not_0(tmp_path, monkeypatch):
+    repo, out = _weeks_repo(tmp_path / "one"), tmp_path / "site"
+    drawn = _theme_lines(monkeypatch)
+    code, _, err = _three_weeks(repo, out, "-q")
+    assert code == 0, err
+    weeks = json.loads((out / "site.json").read_text(encoding="utf-8"))["repositories"]["acme/one"]["weeks"]
+    assert "Bug fixes" in weeks["2026-W24"]["by_theme"] and "Bug fixes" not in weeks["2026-W25"]["by_theme"]
+    assert drawn["Bug fixes"] == [6, 4, 6]  # W25's 4 fixes, which was 0
+    trends = (out / "acme/one/trends.html").read_text(encoding="utf-8")
+    assert "<figcaption>A gap in a theme&#39;s line: a week in which that topic was not counted" in trends
+
+    # A site written before the weeks kept their counts per type: they come from the weeks' JSON.
+    manifest = json.loads((out / "site.json").read_text(encoding="utf-8"))
+    for summary in manifest["repositories"]["acme/one"]["weeks"].values():
+        for key in ("by_type", "by_module", "theme_keys"):
+            del summary[key]
+    (out / "site.json").write_text(json.dumps(manifest), encoding="utf-8")
+    drawn.clear()
+    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                           "--weeks", "1", "--out", str(out), "-q")
+    assert code == 0, err
+    assert drawn["Bug fixes"] == [6, 4, 6]
+
+
+def test_a_theme_whose_count_a_week_does_not_have_is_a_gap_in_the_trends_chart(tmp_path, monkeypatch):
+    from repobrief.site import _trend_charts
+
+    drawn = _theme_lines(monkeypatch)
+    # A discovered topic is counted only in the weeks it was a theme.
+    entry = {"weeks": {
+        "2026-W24": {"merged_prs": 9, "by_theme": {"NPU": 5}, "theme_keys": {"NPU": "term:npu"}, "by_type": {}, "by_module": {}},
+        "2026-W25": {"merged_prs": 4, "by_theme": {}, "theme_keys": {}, "by_type": {}, "by_module": {}},
+        "2026-W26": {"merged_prs": 8, "by_theme": {"NPU": 4}, "theme_keys": {"NPU": "term:npu"}, "by_type": {}, "by_module": {}},
+    }}
+    charts = _trend_charts(entry, {"chart_prs": "PRs", "chart_themes": "Themes", "merged_prs": "Merged"}, "svg")
+    assert drawn == {"NPU": [5, None, 4]}
+    svg = str(charts["themes"])
+    # Two points and no line through the week without a count (the pure-SVG drawer).
+    assert svg.count("<circle") == 2 and "<polyline" not in svg
+
+
+def test_a_gap_in_a_line_chart_is_drawn_as_a_gap_by_both_drawers():
+    import re
+
+    import pytest
+
+    from repobrief.render import charts
+
+    svg = charts.line_chart(["W1", "W2", "W3", "W4"], [("a", [1, 2, None, 3])], "t", "c", backend="svg")
+    lines = re.findall(r'<polyline points="([^"]+)"', svg)
+    assert [len(points.split()) for points in lines] == [2] and svg.count("<circle") == 3  # weeks 1-2, then a point
+    if not charts.matplotlib_available():
+        pytest.skip("matplotlib is not installed")
+    drawn = charts.line_chart(["W1", "W2", "W3", "W4"], [("a", [1, 2, None, 3])], "t", "c", backend="matplotlib")
+    line = re.findall(r'<path d="([^"]+)"[^>]*stroke: #0072b2', drawn)[0].split()  # the first: the line, then its legend
+    assert [c for c in line if c.isalpha()] == ["M", "L", "M"]  # week 2 to week 4 is not joined
+
+
+def _tz_repo(path):
+    b = GitRepoBuilder(path)
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit("feat: early in week 26 (#3)", "2026-06-23T10:00:00+00:00", {"src/x.py": b.lines(20)}, author="ann")
+    # Monday 2026-06-29 04:00 in Shanghai (week 27 there), Sunday evening in UTC (week 26).
+    b.commit("feat: shanghai monday morning (#4)", "2026-06-28T20:00:00+00:00", {"src/y.py": b.lines(20)}, author="bob")
+    return b.path
+
+
+def _tz_site(repo, out, week, *tz):
+    return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", week, "--weeks", "1",
+                   "--out", str(out), "-q", *tz)
+
+
+def test_a_site_is_extended_in_its_own_time_zone_and_another_is_refused(tmp_path):
+    repo, out = _tz_repo(tmp_path / "one"), tmp_path / "site"
+    code, _, err = _tz_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
+    assert code == 0, err
+    code, _, err = _tz_site(repo, out, "2026-W27")  # no --tz: the site's
+    assert code == 0, err
+    w26, w27 = (json.loads((out / f"acme/one/2026-W2{n}.json").read_text(encoding="utf-8")) for n in (6, 7))
+    assert w27["timezone"] == "Asia/Shanghai" and w27["range"]["start"] == w26["range"]["end"]
+    assert "shanghai monday morning" in (out / "acme/one/2026-W27.html").read_text(encoding="utf-8")
+    assert json.loads((out / "site.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
+
+    before = _files(out)
+    code, _, err = _tz_site(repo, out, "2026-W28", "--tz", "UTC")
+    assert code == 2
+    assert "has its weeks in the time zone 'Asia/Shanghai'" in err and "--tz Asia/Shanghai" in err
+    assert _files(out) == before
+
+
+def test_a_site_written_before_its_time_zone_was_recorded_keeps_the_one_of_its_reports(tmp_path):
+    repo, out = _tz_repo(tmp_path / "one"), tmp_path / "site"
+    code, _, err = _tz_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
+    assert code == 0, err
+    manifest = json.loads((out / "site.json").read_text(encoding="utf-8"))
+    del manifest["timezone"], manifest["repositories"]["acme/one"]["timezone"]
+    (out / "site.json").write_text(json.dumps(manifest), encoding="utf-8")
+    code, _, err = _tz_site(repo, out, "2026-W27")
+    assert code == 0, err
+    assert json.loads((out / "acme/one/2026-W27.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
+    assert "shanghai monday morning" in (out / "acme/one/2026-W27.html").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from . import app
+from . import app, stoppable
 from . import options as opt
 
 
@@ -32,24 +32,39 @@ def site(
     from functools import partial
 
     from ..pipeline import generate_reports
-    from ..site import build_site
+    from ..site import MANIFEST, SiteResult, build_site
 
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url, source=source)
+    had_site = (out / MANIFEST).is_file()
+    built: list[str] = []
+    done: list[SiteResult] = []
 
     def progress(week: str) -> None:
+        # A week's report is built in memory; the site's files are all written at the end.
+        built.append(week)
         if not quiet:
-            typer.echo(f"{week} done", err=True)
+            typer.echo(f"{week} built", err=True)
 
-    result = build_site(
-        path,
-        settings,
-        out,
-        weeks=weeks,
-        until_week=until_week,
-        generate=partial(generate_reports, source_name=source, offline=offline),
-        progress=progress,
-    )
+    def said() -> str:
+        if done:
+            r = done[0]
+            return (f"interrupted; the site was written first ({len(r.pages)} pages for {r.repository}, "
+                    f"{r.weeks[0]} … {r.weeks[-1]}, in {r.out})")
+        unchanged = f"the site in {out} was not changed" if had_site else f"nothing was written to {out}"
+        return f"interrupted after {len(built)} of {weeks} weeks were built; {unchanged}"
+
+    with stoppable(lambda: None, said):
+        result = build_site(
+            path,
+            settings,
+            out,
+            weeks=weeks,
+            until_week=until_week,
+            generate=partial(generate_reports, source_name=source, offline=offline),
+            progress=progress,
+            written=done.append,
+        )
     for w in result.warnings:  # as `report` does, even with -q
         typer.echo(f"warning: {w}", err=True)
     if not quiet:

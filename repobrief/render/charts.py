@@ -45,16 +45,17 @@ def bar_chart(
 
 def line_chart(
     x_labels: Sequence[str],
-    series: Sequence[tuple[str, Sequence[int]]],
+    series: Sequence[tuple[str, Sequence[int | None]]],
     title: str,
     chart_id: str,
     *,
     total: tuple[str, Sequence[int]] | None = None,
     backend: str | None = None,
 ) -> str:
-    """One line per series over the weeks; `total` is drawn as grey bars behind them."""
+    """One line per series over the weeks; `total` is drawn as grey bars behind them.
+    A value of None is a week the series has no count for: a gap in its line, not 0."""
     x_labels = [str(x) for x in x_labels]
-    series = [(str(n), [int(v) for v in vals]) for n, vals in series]
+    series = [(str(n), [None if v is None else int(v) for v in vals]) for n, vals in series]
     if total is not None:
         total = (str(total[0]), [int(v) for v in total[1]])
     if _backend(backend) == "matplotlib":
@@ -156,7 +157,9 @@ def _mpl_line(x_labels, series, title, chart_id, total):
         if total is not None:
             ax.bar(xs, total[1], color=TOTAL_COLOUR, alpha=0.3, label=total[0])
         for i, (name, vals) in enumerate(series):
-            ax.plot(xs, vals, marker="o", markersize=3, color=PALETTE[i % len(PALETTE)], label=name)
+            # NaN breaks the line: a week without a count is a gap.
+            ys = [float("nan") if v is None else v for v in vals]
+            ax.plot(xs, ys, marker="o", markersize=3, color=PALETTE[i % len(PALETTE)], label=name)
         ax.set_xticks(list(xs), [x.split("-")[-1] for x in x_labels])
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_title(title, loc="left")
@@ -243,7 +246,7 @@ def _svg_line(x_labels, series, title, chart_id, total):
     width, height = 720.0, 300.0
     left, right, top, bottom = 40.0, 190.0, 30.0, 40.0
     plot_w, plot_h = width - left - right, height - top - bottom
-    every = [v for _, vals in series for v in vals] + (list(total[1]) if total else [])
+    every = [v for _, vals in series for v in vals if v is not None] + (list(total[1]) if total else [])
     biggest = max(every + [1])
     n = max(1, len(x_labels))
     step = plot_w / n
@@ -267,10 +270,13 @@ def _svg_line(x_labels, series, title, chart_id, total):
         legend.append((total[0], TOTAL_COLOUR, True))
     for s, (name, vals) in enumerate(series):
         colour = PALETTE[s % len(PALETTE)]
-        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(vals))
-        out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for run in _runs(vals):  # a week without a count (None) is a gap in the line
+            if len(run) > 1:
+                points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in run)
+                out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for i, v in enumerate(vals):
-            out.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{colour}"/>')
+            if v is not None:
+                out.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{colour}"/>')
         legend.append((name, colour, False))
     for i, (name, colour, is_bar) in enumerate(legend):
         ly = top + 6 + i * 18
@@ -282,6 +288,18 @@ def _svg_line(x_labels, series, title, chart_id, total):
         out.append(f'<text x="{lx + 20}" y="{ly}" font-size="11">{_esc(name)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _runs(values: Sequence[int | None]) -> list[list[tuple[int, int]]]:
+    """The stretches of consecutive values that are not None, as (index, value) pairs."""
+    runs: list[list[tuple[int, int]]] = [[]]
+    for i, v in enumerate(values):
+        if v is None:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append((i, v))
+    return [r for r in runs if r]
 
 
 def _svg_hist(counts, title, chart_id, threshold):
