@@ -271,7 +271,7 @@ def test_directory_and_unwritable_locations(tmp_path):
         # root writes anywhere; a file under a regular file's path still cannot be created
         blocker = tmp_path / "file"
         blocker.write_text("x")
-        with pytest.raises(StoreError, match=r"cannot create folder"):
+        with pytest.raises(StoreError, match=r"file is a file, not a folder"):
             open_store(blocker / "rb.db")
     else:
         ro = tmp_path / "ro"

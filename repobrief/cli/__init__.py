@@ -43,6 +43,11 @@ def _root(
     pass
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 PR`, `2 PRs`: what the CLI says on stderr, counted in the right number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def interrupted(message: str) -> NoReturn:
     """Ctrl-C or SIGTERM stopped a command: say what was done and exit 130 (Typer would
     turn the interrupt into a silent exit 130)."""

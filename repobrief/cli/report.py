@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..output import check_out_folder, write_atomically
-from . import app, stoppable
+from . import app, counted, stoppable
 from . import options as opt
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def report(
     tz: str = opt.TZ,
     lang: str = opt.LANG,
     fmt: str = typer.Option(None, "--format", "-f", help="Comma-separated formats: md, json, … (default: md)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write DIR/{owner}__{repo}-{YYYY}-W{WW}.{lang}.{ext}; default: stdout."),
+    out: Path = typer.Option(None, "--out", "-o", help="Folder to write the files into, named OWNER__REPO-WEEK.LANG.EXT (a date range: …-START..END.LANG.EXT); default: stdout."),
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
     engine: str = opt.ENGINE,
@@ -133,8 +133,9 @@ def report(
         if not quiet:
             eng = rep.engine
             typer.echo(
-                f"{rep.repository} {rep.week}: {rep.stats['merged_prs']} PRs, {len(rep.sections.table)} above "
-                f"{rep.threshold:g}, {len(rep.risks)} risks; engine {eng.get('name')}",
+                f"{rep.repository} {rep.week}: {counted(rep.stats['merged_prs'], 'PR')} merged, "
+                f"{len(rep.sections.table)} with importance ≥ {rep.threshold:g}, {counted(len(rep.risks), 'risk')}; "
+                f"engine {eng.get('name')}",
                 err=True,
             )
             if "requests" in eng:  # the llm engine's accounting, one line

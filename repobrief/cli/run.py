@@ -11,7 +11,7 @@ import typer
 
 from ..errors import PublishError, RepobriefError, UsageError
 from ..output import check_out_folder
-from . import app, stoppable
+from . import app, counted, stoppable
 
 
 class PartialFailure(RepobriefError):
@@ -20,13 +20,8 @@ class PartialFailure(RepobriefError):
     exit_code = 8
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    """`1 PR`, `2 PRs`: English output says what it counts in the right number."""
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
-
-
 def _repositories(n: int) -> str:
-    return _count(n, "repository", "repositories")
+    return counted(n, "repository", "repositories")
 
 
 class _RunProgress:
@@ -67,10 +62,10 @@ class _RunProgress:
         count = f"[{self.done}/{self.total}" + (f", {self.failed} failed]" if self.failed else "]")
         if res.ok:
             first = next(iter(res.reports.values()), None)
-            prs = f"{_count(first['stats']['merged_prs'], 'PR')}, " if first else ""
-            line = f"{count} {res.label}: {prs}{_count(len(res.files), 'file')} in {res.seconds:.1f} s"
+            prs = f"{counted(first['stats']['merged_prs'], 'PR')}, " if first else ""
+            line = f"{count} {res.label}: {prs}{counted(len(res.files), 'file')} in {res.seconds:.1f} s"
             if tokens:
-                line += f", {_count(tokens, 'token')} ({self.tokens:,} in all)"
+                line += f", {counted(tokens, 'token')} ({self.tokens:,} in all)"
             if res.published:
                 line += f", posted to {', '.join(res.published)}"
             if res.not_posted:  # reported all the same: its files are written
@@ -171,7 +166,7 @@ def _end(results, quiet: bool) -> None:
     cards = sum(len(r.not_posted) for r in results)
     summary = (f"{len(results) - failed} of {_repositories(len(results))} reported"
                + (f", {failed} failed" if failed else "")
-               + (f"; {_count(cards, 'card')} not posted" if cards else ""))
+               + (f"; {counted(cards, 'card')} not posted" if cards else ""))
     if failed:
         raise PartialFailure(summary, "see the errors above" if failed == len(results) else
                              "fix the failing repositories and run again with --only NAME")

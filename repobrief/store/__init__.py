@@ -602,7 +602,7 @@ def _url_engine(url: str):
     # Fail within seconds, not the OS's minutes, when the host does not answer.
     connect_args = {} if "connect_timeout" in u.query else {"connect_timeout": 10}
     try:
-        return create_engine(u, pool_pre_ping=True, connect_args=connect_args), u.render_as_string(hide_password=True)
+        return create_engine(u, pool_pre_ping=True, connect_args=connect_args), shown  # as given, password masked
     except (NoSuchModuleError, ModuleNotFoundError, ImportError):
         raise StoreError(
             f"cannot open the store {shown}: the PostgreSQL driver is not installed",
