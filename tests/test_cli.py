@@ -58,6 +58,8 @@ def test_version_needs_no_command():
         (["--threshold", "12"], 2, "error: --threshold is 12.0; expected a number from 0.0 to 10.0"),
         (["--name", "flask"], 2, "error: --name is 'flask'; expected OWNER/REPO"),
         (["--name", ""], 2, "error: --name is empty"),
+        (["--name", "acme/a b:c"], 2, "error: --name is 'acme/a b:c'; expected OWNER/REPO of letters, digits"),
+        (["--name", "../evil"], 2, "error: --name is '../evil'; expected OWNER/REPO"),
         (["--tz", " "], 2, "error: --tz is empty"),
         (["--week", ""], 2, "error: --week is empty"),
         (["--engine", "ofline"], 2, "error: --engine is 'ofline'; expected one of llm, offline\n  hint: did you mean 'offline'?"),
@@ -162,7 +164,7 @@ def test_name_from_origin_and_output_files(small_repo, tmp_path):
     assert "<b>" not in md and not re.search(r"(?<!\\)\]\(javascript", md) and "&lt;b&gt;" in md
     assert "1 PR " in md or "1 PR)" in md or "1 PR," in md
     assert "https://github.com/acme/proj/pull/1" in (out / "acme__proj-2026-W10.en.json").read_text(encoding="utf-8")
-    assert "wrote" in err and "1 PRs" in err
+    assert "wrote" in err and "acme/proj 2026-W10: 1 PR merged, 1 with importance ≥ 5, 0 risks; engine offline" in err
 
 
 def test_without_a_remote_the_name_is_the_clones_folder_whatever_path_inside_it_is_given(tmp_path):
