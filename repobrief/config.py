@@ -170,8 +170,9 @@ class Settings:
             _bad("threshold", self.threshold, "a number from 0.0 to 10.0")
         if self.baseline_weeks < 1 or self.baseline_weeks > 520:
             _bad("baseline_weeks", self.baseline_weeks, "a whole number from 1 to 520")
-        if self.name and (not _NAME.fullmatch(self.name) or {".", ".."} & set(self.name.split("/"))):
-            _bad("name", self.name, "OWNER/REPO of letters, digits, '.', '_' and '-', e.g. verl-project/verl")
+        if self.name and (self.name.count("/") != 1 or {"", ".", ".."} & set(self.name.split("/"))
+                          or not self.name.isprintable()):
+            _bad("name", self.name, "OWNER/REPO, e.g. verl-project/verl")
         if self.timezone:
             from .window import parse_timezone
 
@@ -239,8 +240,6 @@ def webhook_url_problem(url: str) -> str | None:
     return None
 
 
-# A repository's name as forges spell it (it becomes file and folder names).
-_NAME = re.compile(r"[\w.-]+/[\w.-]+")
 _HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
 
 
