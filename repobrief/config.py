@@ -52,11 +52,12 @@ class ThemeRule:
 
 @dataclass
 class LabelRule:
-    """Maps a GitHub label to a module and/or change type."""
+    """Maps a GitHub label to a module and/or change type, and may mark its PRs breaking."""
 
     label: str
     module: str = ""
     type: str = ""
+    breaking: bool = False
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 from gitrepo import GitRepoBuilder
@@ -841,3 +841,22 @@ def test_what_kind_of_file_a_path_is():
     names = ("test", "ci", "doc", "dependency", "config", "source", "api", "example", "minor")
     for path, kinds in expected.items():
         assert {n for n in names if getattr(fk, f"is_{n}")(path)} == kinds, path
+
+
+def test_a_breaking_label_marks_a_pr_breaking_as_its_title_would():
+    """A GitHub `breaking` label once changed nothing: a PR whose title had lost its
+    [BREAKING] tag was reported as an ordinary change."""
+    from repobrief.analysis.classify import classify
+    from repobrief.config import LabelRule, Settings
+    from repobrief.models import PullRequest
+
+    def pr(labels: list[str]) -> PullRequest:
+        return PullRequest(6823, "Enable V1 trainer by default", "", "dev", datetime(2026, 6, 24, tzinfo=UTC), labels=labels)
+
+    plain = Settings()
+    for labels in (["breaking"], ["trainer", "Breaking Change"], ["kind/breaking"], ["type: breaking-change"], ["semver-major"]):
+        assert classify(pr(labels), plain).breaking, labels
+    for labels in ([], ["trainer", "cfg"], ["non-breaking"], ["breaking-news"]):
+        assert not classify(pr(labels), plain).breaking, labels
+    ruled = Settings(labels=[LabelRule(label="api/changed", breaking=True)])
+    assert classify(pr(["API/changed"]), ruled).breaking and not classify(pr(["api/changed"]), plain).breaking

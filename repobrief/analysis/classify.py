@@ -137,13 +137,15 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
         if hit and rule.name not in modules:
             modules.append(rule.name)
     ptype = parsed.type
+    breaking = parsed.breaking
     if pr.labels:
-        from .labels import label_modules, label_type
+        from .labels import label_breaking, label_modules, label_type
 
         for m in label_modules(pr, settings):
             if m not in modules:
                 modules.append(m)
         ptype = ptype or label_type(pr, settings)
+        breaking = breaking or label_breaking(pr, settings)
     if not modules:
         modules = infer_modules(pr, project)
     if pr.reverts is not None or low_title.startswith("revert"):
@@ -158,6 +160,5 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     terms = set(named)
     for d in {f.path.rpartition("/")[0] for f in pr.files[:200]}:
         terms.update(_folder_terms(d, project))
-    breaking = parsed.breaking
     return Classified(parsed=parsed, modules=modules, type=ptype, breaking=breaking, terms=terms, minor_only=minor_only,
                       title_terms=named)

@@ -35,6 +35,14 @@ DEFAULT_TYPE_LABELS = {
 }
 
 
+# Labels that mark a breaking change, alone or as the last part of a scoped label
+# (`kind/breaking`, `type: breaking change`), when no rule says otherwise.
+DEFAULT_BREAKING_LABELS = frozenset({
+    "breaking", "breaking change", "breaking-change", "breaking changes", "breaking-changes", "bc-break",
+    "bc break", "backwards-incompatible", "backward-incompatible", "api-break", "semver-major",
+})
+
+
 def _match(rule: LabelRule, label: str) -> str | None:
     """The part a `*` matched ('' for an exact match), or None when it does not match."""
     want, have = rule.label.lower(), label.lower()
@@ -71,3 +79,15 @@ def label_type(pr: PullRequest, settings: Settings) -> str | None:
         if t:
             return t
     return None
+
+
+def label_breaking(pr: PullRequest, settings: Settings) -> bool:
+    """Whether the PR's labels mark it a breaking change: a rule with `breaking = true`,
+    or a common label (`breaking`, `breaking-change`, `kind/breaking`, `semver-major`, …)."""
+    for label in pr.labels:
+        if any(rule.breaking and _match(rule, label) is not None for rule in settings.labels):
+            return True
+        last = label.lower().rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip()
+        if last in DEFAULT_BREAKING_LABELS:
+            return True
+    return False
