@@ -223,3 +223,28 @@ def test_only_http_links_are_kept(url, ok):
     from repobrief.render.links import safe_link
 
     assert (safe_link(url) is not None) is ok
+
+
+def test_a_pasted_log_as_a_title_keeps_cards_and_reports_short_and_the_pr_numbered(tmp_path):
+    """A 3,000-character title once filled the Feishu card whole, lost its (#2) in the
+    Slack card, and was repeated in full in six places of the Markdown."""
+    from clirun import run_cli
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "proj")
+    b.commit("init", "2026-03-02T10:00:00+00:00", {"src/app.py": b.lines(10)})
+    title = "fix: " + " ".join(f"frame{i} at worker.py:{i}" for i in range(150)) + " (#2)"
+    assert len(title) > 3000
+    b.commit(title, "2026-03-03T10:00:00+00:00", {"src/app.py": b.lines(400)})
+    out = tmp_path / "out"
+    code, _, err = run_cli("report", str(b.path), "--name", "acme/proj", "--week", "2026-W10", "--lang", "en",
+                           "--format", "md,json,slack,feishu", "--out", str(out))
+    assert code == 0, err
+    rep = json.loads((out / "acme__proj-2026-W10.en.json").read_text(encoding="utf-8"))
+    assert len(rep["pull_requests"][0]["gist"]) <= 200 and rep["pull_requests"][0]["gist"].endswith("…")
+    assert all(len(line) <= 170 and line.endswith("(#2)") for line in rep["card"]["highlights"])
+    slack = (out / "acme__proj-2026-W10.en.slack.json").read_text(encoding="utf-8")
+    feishu = (out / "acme__proj-2026-W10.en.feishu.json").read_text(encoding="utf-8")
+    assert "(#2)" in slack and "(#2)" in feishu and len(feishu) < 3000
+    md = (out / "acme__proj-2026-W10.en.md").read_text(encoding="utf-8")
+    assert "frame149" not in md and len(md) < 8000

@@ -14,7 +14,7 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
-from ..conventions import clean_body, first_sentence
+from ..conventions import clean_body, clip, first_sentence
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
@@ -461,12 +461,17 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     return [i for _, i in recs[:6]]
 
 
+CARD_LINE_MAX = 160  # characters of a card's highlight before its PR number
+
+
 def card(facts: WeekFacts, sections: Sections) -> Card:
     cat = facts.catalog
     highlights = []
     for p in facts.ranked_live()[:3]:
         a = facts.analyses[p.number]
-        highlights.append(f"{a.key_contribution}（#{p.number}）" if cat.lang == "zh" else f"{a.key_contribution} (#{p.number})")
+        # One line each, its PR number kept whatever the platform's limits cut
+        line = clip(a.key_contribution, CARD_LINE_MAX, at_word=True)
+        highlights.append(f"{line}（#{p.number}）" if cat.lang == "zh" else f"{line} (#{p.number})")
     if not highlights:
         highlights = [period_t(facts, "card.no_changes")]
     risks = []

@@ -12,14 +12,19 @@ from ..analysis.classify import classify
 from ..analysis.context import AnalysisContext
 from ..analysis.risks import pr_risks
 from ..analysis.scoring import is_default_change, is_opt_in, score
-from ..conventions import clean_body, first_sentence
+from ..conventions import clean_body, clip, first_sentence
 from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
 from . import Engine
 
 
+# The longest gist: a title is repeated in several sections, the table and the card,
+# and a pasted log in a title would flood them all (real titles stay under ~190).
+GIST_MAX = 200
+
+
 def gist_of(description: str) -> str:
-    d = description.strip().rstrip(".")
+    d = clip(description.strip(), GIST_MAX, at_word=True).rstrip(".")
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
 
 
