@@ -407,8 +407,8 @@ def _in_progress(window: Window, now: datetime, cat) -> list[str]:
     """The warning of a report whose period has not ended (`--week this`): its figures are so far."""
     if window.end <= now:
         return []
-    return [cat.t("in_progress", end=f"{window.end.astimezone(window.tz):%Y-%m-%d %H:%M}", tz=window.tz_name,
-                  now=f"{now.astimezone(window.tz):%Y-%m-%d %H:%M}")]
+    return [cat.period("in_progress", window.range_days, end=f"{window.end.astimezone(window.tz):%Y-%m-%d %H:%M}",
+                       tz=window.tz_name, now=f"{now.astimezone(window.tz):%Y-%m-%d %H:%M}")]
 
 
 def _worded(warning: str, cat) -> str:

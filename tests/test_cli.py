@@ -190,7 +190,7 @@ def test_a_week_in_progress_says_so_in_the_report_and_on_stderr(small_repo, tmp_
     out = tmp_path / "out"
     got, _, err = run_cli("report", str(small_repo), "--week", "this", "--lang", "en", "--format", "md,json", "--out", str(out))
     assert got == 0, err
-    notice = "This period is still in progress: it ends "
+    notice = "This week is still in progress: it ends "
     assert f"warning: {notice}" in err
     md = next(out.glob("*.md")).read_text(encoding="utf-8")
     assert md.split("\n")[2].startswith(f"> ⚠ {notice}")
