@@ -127,7 +127,7 @@ def _write_report(job: tuple, rep) -> tuple[int, int, list[str]]:
     from .pipeline import output_name, render_report
 
     out, formats, skip_empty = job[2], job[3], job[4]
-    if skip_empty and not rep.pull_requests:
+    if skip_empty and not rep.pull_requests and not rep.direct_commits:
         return 0, rep.stats["merged_prs"], rep.warnings
     write_atomically({out / output_name(rep, f): render_report(rep, f) for f in formats})
     return 1, rep.stats["merged_prs"], rep.warnings

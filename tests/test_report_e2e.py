@@ -419,3 +419,17 @@ def test_markdown_quoted_from_a_body_reads_as_text(verl_repo):
     line = next(line for line in out.splitlines() if "(#6243)**:" in line)
     assert "vLLM counterpart to verl issue/PR 6117 (SGLang PD)." in line
     assert "\\*" not in line and "](" not in line
+
+
+def test_a_week_of_direct_commits_only_is_not_nothing_to_review(flask_repo, tmp_path):
+    """flask 2010-W14: 31 commits and no PR once read "There is nothing to review this week …
+    no action is needed", and `backfill --skip-empty` dropped the week."""
+    code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2010-W14", "--lang", "en")
+    assert code == 0
+    assert "but 31 commits landed directly on the default branch, without a PR and so without a review record." in out
+    assert "**Look over the direct commits**: 31 commits landed on the default branch without a PR this week" in out
+    assert "nothing to review" not in out and "no action is needed" not in out
+    code, _, err = run_cli("backfill", str(flask_repo), "--name", "pallets/flask", "--from", "2010-W14", "--to", "2010-W14",
+                           "--skip-empty", "--out", str(tmp_path / "bf"), "--workers", "1")
+    assert code == 0, err
+    assert [p.name for p in (tmp_path / "bf").iterdir()] == ["pallets__flask-2010-W14.zh.json"]

@@ -524,8 +524,10 @@ def test_one_direct_commit_is_singular_too(tmp_path):
     assert "; 1 more commit landed directly without a PR" in rep.sections.summary
     from repobrief.i18n import catalog
 
-    assert catalog("en").t("summary.empty_direct", count="1") == " (1 direct commit landed without a PR)"
-    assert catalog("en").t("summary.empty_direct", count="2") == " (2 direct commits landed without a PR)"
+    only = catalog("en").t("summary.only_direct", repository="r", range="x", count="1")
+    assert only == "No pull requests were merged into r from x, but 1 commit landed directly on the default branch, without a PR and so without a review record."
+    assert "but 2 commits landed" in catalog("en").t("summary.only_direct", repository="r", range="x", count="2")
+    assert catalog("en").t("rec.direct", count="1").startswith("1 commit landed on the default branch")
 
 
 def test_both_catalogs_have_the_same_messages_with_plain_fields():

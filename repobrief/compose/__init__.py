@@ -184,8 +184,9 @@ def summary(facts: WeekFacts) -> str:
     w = facts.window
     rng = cat.date_range(w.first_day, w.last_day)
     if not facts.prs:
-        direct = cat.t("summary.empty_direct", count=st["direct_commits"]) if st["direct_commits"] else ""
-        return period_t(facts, "summary.empty", repository=facts.repository, range=rng, direct=direct)
+        if st["direct_commits"]:  # merged all the same: not "nothing to review"
+            return period_t(facts, "summary.only_direct", repository=facts.repository, range=rng, count=st["direct_commits"])
+        return period_t(facts, "summary.empty", repository=facts.repository, range=rng)
     direct = cat.t("summary.direct", count=st["direct_commits"]) if st["direct_commits"] else ""
     ft = st["first_time_contributors"]
     first_time = cat.t("summary.first_time", count=ft) if ft else ""
@@ -419,6 +420,8 @@ def table(facts: WeekFacts) -> list[TableRow]:
 def recommendations(facts: WeekFacts) -> list[Item]:
     cat = facts.catalog
     if not facts.prs:
+        if facts.stats["direct_commits"]:
+            return [Item(cat.t("rec.direct_name"), period_t(facts, "rec.direct", count=facts.stats["direct_commits"]))]
         return [Item(period_t(facts, "rec.quiet_name"), period_t(facts, "rec.quiet"))]
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks}
