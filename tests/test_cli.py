@@ -62,6 +62,7 @@ def test_version_needs_no_command():
         (["--name", "acme/\x1b[31mproj"], 2, "expected OWNER/REPO"),
         (["--tz", " "], 2, "error: --tz is empty"),
         (["--week", ""], 2, "error: --week is empty"),
+        (["--engine", "llm", "--llm-model", ""], 2, "error: --llm-model is empty"),
         (["--engine", "ofline"], 2, "error: --engine is 'ofline'; expected one of llm, offline\n  hint: did you mean 'offline'?"),
     ],
 )

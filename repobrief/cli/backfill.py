@@ -70,8 +70,12 @@ def backfill(
         if bar is not None:
             bar.stop()
 
-    with stoppable(stop, lambda: f"interrupted after {weeks_done} of {len(weeks)} weeks; the reports written are in "
-                   f"{out} (each whole or not at all)"):
+    def said() -> str:
+        where = (f"the reports written are in {out} (each whole or not at all); running the same command again "
+                 "writes them all again") if out.is_dir() else "no report was written"
+        return f"interrupted after {weeks_done} of {len(weeks)} weeks; {where}"
+
+    with stoppable(stop, said):
         res = run_backfill(path, settings, weeks, out, formats, workers=workers or None, skip_empty=skip_empty,
                            progress=progress, source_name=source, offline=offline)
     for w in res.warnings:  # as `report` does, even with -q

@@ -45,7 +45,8 @@ def load_cli_settings(
     from ..pipeline import resolve_target
     from ..window import parse_timezone
 
-    for option, value in (("--name", name), ("--tz", tz), ("--engine", engine), ("--db", db), ("--github-url", github_url)):
+    for option, value in (("--name", name), ("--tz", tz), ("--engine", engine), ("--db", db), ("--github-url", github_url),
+                          ("--llm-model", (llm or {}).get("model"))):
         if value is not None and not value.strip():  # an unset shell variable, say: not the default
             raise UsageError(f"{option} is empty", f"give {option} a value, or leave the flag out for its default")
     kind, location = resolve_target(target, source)
