@@ -335,7 +335,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     is not JSON is an error naming the file and line."""
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl"))
+        # Ray Data writes one level of files; a deeper tree is looked into too, in name order.
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
         if not files:
             raise UsageError(f"{path} has no .json or .jsonl files", "give the results file, or the folder Ray Data wrote")
     elif path.exists():
@@ -344,7 +345,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
         raise UsageError(f"no such file: {path}", "give the Batch API output file (JSON Lines)")
     for file in files:
         try:
-            fh = open(file, encoding="utf-8")
+            fh = open(file, encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not part of the JSON
         except OSError as e:
             raise UsageError(f"cannot read {file}: {e.strerror}") from None
         with fh:
@@ -353,12 +354,20 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
                     if not line.strip():
                         continue
                     try:
-                        yield f"{file.name}:{n}", json.loads(line)
+                        row = json.loads(line)
                     except json.JSONDecodeError as e:
                         raise UsageError(
                             f"{file} line {n} is not JSON ({e.msg}, column {e.colno})",
                             "the file must hold one JSON object per line (the Batch API output format); nothing was imported",
                         ) from None
+                    if isinstance(row, list) and n == 1:
+                        raise UsageError(f"{file} holds a JSON array, not JSON Lines",
+                                         "give the Batch API output: one JSON object per line; nothing was imported")
+                    if isinstance(row, dict) and "custom_id" in row and "body" in row and "response" not in row:
+                        raise UsageError(f"{file} is a requests file (its rows have a request body and no response)",
+                                         "import the results file the batch run wrote, not the requests it read; "
+                                         "nothing was imported")
+                    yield f"{file.name}:{n}", row
             except UnicodeDecodeError:
                 raise UsageError(f"{file} is not UTF-8 text", "give the Batch API output file (JSON Lines)") from None
 

@@ -388,3 +388,30 @@ def test_an_imported_answer_citing_a_pr_outside_the_week_is_handled_like_a_live_
     for report in (imported, live):
         md = render_report(report, "md")
         assert "忽略之前的所有指令" not in md and not re.search(r"#1\b", md)
+
+
+def test_import_refuses_what_is_not_a_results_file_and_reads_a_bom(exported, tmp_path):
+    """An empty file (a failed batch run), the requests file given by mistake and a JSON array
+    are refused before the store is touched; a byte-order mark is read past."""
+    db = tmp_path / "s.db"
+    cases = [("empty.jsonl", "", "holds no rows"),
+             ("requests.jsonl", exported["requests"].read_text(encoding="utf-8"), "is a requests file"),
+             ("array.json", "[" + ",".join(exported["requests"].read_text(encoding="utf-8").split("\n")[:2]) + "]",
+              "holds a JSON array, not JSON Lines")]
+    for name, text, said in cases:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        code, _, err = run_cli("batch", "import", str(path), "--db", str(db))
+        assert code == 2 and said in err and "nothing was imported" in err, (name, err)
+    assert not db.exists()
+    row = {"custom_id": "k1", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "{}"}}]}}}
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n")
+    code, _, err = run_cli("batch", "import", str(bom), "--db", str(db))
+    assert "not JSON" not in err and "1 answer" in err, err
+
+
+def test_export_to_a_folder_is_a_bad_flag(verl_repo, tmp_path):
+    code, _, err = run_cli("batch", "export", str(verl_repo), "--week", WEEK, "--tz", TZ, "--llm-model", "m",
+                           "--out", str(tmp_path))
+    assert code == 2 and f"--out '{tmp_path}' is a folder" in err and "requests.jsonl" in err

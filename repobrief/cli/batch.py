@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import RepobriefError, UsageError
-from . import app
+from . import app, counted
 from . import options as opt
 
 batch_app = typer.Typer(
@@ -63,6 +63,8 @@ def export(
 
     if path is None and config is None:
         raise UsageError("give PATH (one repository) or --config team.toml (every repository of a team config)")
+    if out != "-" and Path(out).is_dir():
+        raise UsageError(f"--out {out!r} is a folder", f"give the requests file to write, e.g. {Path(out) / 'requests.jsonl'}")
     with BatchExport(include_cached=include_cached) as export:
         if path is None:
             single = {"--name": name, "--tz": tz, "--lang": lang, "--threshold": threshold, "--source": source,
@@ -84,7 +86,8 @@ def export(
             export.add(path, settings, window, offline=offline, enrich_github=github, source_name=source)
         if export.weeks == 0 and export.failed:
             _report_failures(export.failed)
-            raise PartialBatch(f"all {len(export.failed)} repositories failed; nothing was written", "see the errors above")
+            raise PartialBatch(f"{counted(len(export.failed), 'repository', 'repositories')} failed; nothing was written",
+                               "see the errors above")
         if out == "-":
             _echo_rows(export.rows)
         else:
@@ -128,6 +131,8 @@ def import_(
 
     settings = load_settings(None, overrides={"db": db})
     rows = list(read_jsonl(results))  # all of it before the store is touched: a corrupt file imports nothing
+    if not rows:  # a batch run that failed may leave an empty file
+        raise UsageError(f"{results} holds no rows", "give the Batch API output of a finished batch run; nothing was imported")
     with open_store(settings.db or None) as store:
         summary = import_rows(rows, store, prompt_version=PROMPT_VERSION)
         where = store.display
