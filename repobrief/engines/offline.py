@@ -17,7 +17,6 @@ from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
 from . import Engine
 
-
 # The longest gist: a title is repeated in several sections, the table and the card,
 # and a pasted log in a title would flood them all (real titles stay under ~190).
 GIST_MAX = 200
