@@ -219,11 +219,20 @@ def webhook_url_problem(url: str) -> str | None:
     """What is wrong with a webhook URL ("is not an http(s) URL", …), or None; never quotes its path or query."""
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
     except ValueError:
         return "is not an http(s) URL"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "is not an http(s) URL"
+    try:
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:
+        # The port is what follows the host's last ':' (an IPv6 host is in brackets).
+        port = parts.netloc.rpartition("@")[2].rpartition("]")[2].rpartition(":")[2]
+        if port.isascii() and port.isdigit():
+            return f"has a port out of range ({port if len(port) <= 6 else port[:6] + '…'}; ports go from 1 to 65535)"
+        return "has a port that is not a number (after the host's ':')"
+    if parts.port == 0:
+        return "has a port out of range (0; ports go from 1 to 65535)"
     host = parts.hostname
     try:
         ipaddress.ip_address(host)

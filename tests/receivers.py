@@ -13,6 +13,9 @@ import base64
 import hashlib
 import hmac
 import json
+import re
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
@@ -179,3 +182,45 @@ class Receiver:
 
 def json_response(data: dict, status: int = 200, headers: dict | None = None) -> Response:
     return Response(json.dumps(data), status, headers=headers, content_type="application/json")
+
+
+class HangUpServer:
+    """A TCP server on 127.0.0.1 that reads each HTTP request whole, records it and closes the
+    connection without answering: a platform (or a proxy before it) that dies after taking
+    the request. `requests` holds the raw requests received."""
+
+    def __init__(self) -> None:
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.1)
+        self.port = self._sock.getsockname()[1]
+        self.requests: list[bytes] = []
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url_for(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                while length and len(body) < int(length.group(1)) and (chunk := conn.recv(65536)):
+                    body += chunk
+                self.requests.append(head + b"\r\n\r\n" + body)
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._thread.join(5)
+        self._sock.close()

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import threading
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from browser import browser_fixture
-from clirun import run_cli
+from clirun import run_cli, start_cli, wait_until
 from receivers import Receiver, loopback_server_fixture
+from werkzeug.wrappers import Response
 
 browser = browser_fixture()
 
@@ -239,6 +243,122 @@ def test_publish_cli_without_any_target(week26, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = run(["publish", str(week26[".json"])])
     assert code == 2 and "no publish target" in err and "REPOBRIEF_PUBLISH_WEBHOOK" in err
+
+
+@pytest.fixture
+def report_json(tmp_path):
+    """A small REPORT.json (the sample report), for publish tests that need no real history."""
+    from sample_report import sample_report
+
+    from repobrief.serialize import report_to_dict
+
+    path = tmp_path / "R.json"
+    path.write_text(json.dumps(report_to_dict(sample_report("en"))), encoding="utf-8")
+    return path
+
+
+def drain(server) -> None:
+    """Wait until the (one-threaded) receiver has handled every request sent before this one."""
+    server.expect_request("/drained").respond_with_data("drained")
+    assert httpx.get(server.url_for("/drained"), timeout=10).text == "drained"
+
+
+def held_answers(receiver: Receiver):
+    """A handler that takes the card at once and answers only when the returned event is set."""
+    answer = threading.Event()
+
+    def handler(request):
+        response = receiver(request)
+        answer.wait(30)
+        return response
+
+    return handler, answer
+
+
+def test_publish_cli_a_late_answer_does_not_post_the_card_twice(report_json, server):
+    """`--timeout 0.5 --retries 1` against a receiver that answers late: one card, and an
+    error saying it may have been posted (not a retry that posts it again)."""
+    server.clear()
+    receiver = Receiver("feishu")
+    handler, answer = held_answers(receiver)
+    server.expect_request(f"/slow/{TOKEN}", method="POST").respond_with_handler(handler)
+    try:
+        code, out, err = run(["publish", str(report_json), "--target", "feishu", "--webhook", server.url_for(f"/slow/{TOKEN}"),
+                              "--timeout", "0.5", "--retries", "1"])
+    finally:
+        answer.set()
+    drain(server)
+    assert code == 7 and len(receiver.received) == 1
+    assert "error: feishu webhook at http://127.0.0.1:" in err
+    assert "no answer within 0.5 s after the card was sent; the card may or may not have been posted" in err
+    assert "hint: check the chat before running publish again" in err
+    assert TOKEN not in out + err
+
+
+def test_publish_cli_names_the_environment_variable_a_webhook_without_a_target_came_from(report_json, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REPOBRIEF_PUBLISH_WEBHOOK", f"https://open.feishu.cn/open-apis/bot/v2/hook/{TOKEN}")
+    code, out, err = run(["publish", str(report_json)])
+    assert code == 2
+    assert "error: the webhook URL in the environment variable REPOBRIEF_PUBLISH_WEBHOOK needs a target" in err
+    assert "hint: set REPOBRIEF_PUBLISH_TARGET=" in err and "or pass --target" in err
+    assert "--webhook needs" not in err and TOKEN not in out + err
+    # From the flag, the flag is named.
+    code, _, err = run(["publish", str(report_json), "--webhook", f"https://open.feishu.cn/open-apis/bot/v2/hook/{TOKEN}"])
+    assert code == 2 and "error: --webhook needs a target" in err
+
+
+def stop_with_sigterm(proc, ready) -> str:
+    """SIGTERM `proc` once `ready(stderr so far)` holds; its whole stderr."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        assert wait_until(lambda: ready("".join(lines)) or proc.poll() is not None), "".join(lines)
+        assert proc.poll() is None, "publish ended before it could be stopped: " + "".join(lines)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(10)
+    return "".join(lines)
+
+
+def test_publish_cli_stopped_after_sending_says_the_card_may_have_been_posted(report_json, server, tmp_path):
+    server.clear()
+    receiver = Receiver("feishu")
+    handler, answer = held_answers(receiver)
+    server.expect_request(f"/held/{TOKEN}", method="POST").respond_with_handler(handler)
+    proc = start_cli("publish", str(report_json), "-t", "feishu", "--webhook", server.url_for(f"/held/{TOKEN}"), cwd=tmp_path)
+    try:
+        err = stop_with_sigterm(proc, lambda _: receiver.received)
+    finally:
+        answer.set()
+    assert proc.returncode == 130, err
+    assert re.search(r"^interrupted while posting to feishu at http://127\.0\.0\.1:\d+/…: the card was sent and may or "
+                     r"may not have been posted; check the chat before running publish again$", err, re.M), err
+    assert TOKEN not in err
+
+
+def test_publish_cli_stopped_before_sending_says_the_card_was_not_posted(report_json, server, tmp_path):
+    server.clear()
+    slack, feishu = Receiver("slack"), Receiver("feishu")
+    feishu.script = [Response("busy", 503, headers={"Retry-After": "20"})]  # publish waits 20 s, then retries
+    server.expect_request(f"/services/T/B/{TOKEN}", method="POST").respond_with_handler(slack)
+    server.expect_request(f"/feishu/{TOKEN}", method="POST").respond_with_handler(feishu)
+    (tmp_path / "repobrief.toml").write_text(
+        f'[[publish]]\ntarget = "slack"\nwebhook = "{server.url_for(f"/services/T/B/{TOKEN}")}"\n\n'
+        f'[[publish]]\ntarget = "feishu"\nwebhook = "{server.url_for(f"/feishu/{TOKEN}")}"\n'
+    )
+    proc = start_cli("publish", str(report_json), cwd=tmp_path)
+    err = stop_with_sigterm(proc, lambda err: "retrying in 20.0 s" in err)
+    assert proc.returncode == 130, err
+    assert len(slack.received) == 1 and len(feishu.received) == 1
+    assert re.search(r"^interrupted while posting to feishu at http://127\.0\.0\.1:\d+/…: the card was not posted; "
+                     r"posted to slack$", err, re.M), err
+    assert TOKEN not in err
 
 
 # --------------------------------------------------------------------------- site

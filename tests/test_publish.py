@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import re
 import socket
+import threading
+import time
 
+import httpx
 import pytest
-from receivers import Receiver, json_response, loopback_server_fixture
+from receivers import HangUpServer, Receiver, json_response, loopback_server_fixture
 from sample_report import sample_report
 from werkzeug.wrappers import Response
 
@@ -166,10 +171,13 @@ def test_unreachable_webhook_fails_clearly_without_the_url():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
     url = f"http://127.0.0.1:{port}/open-apis/bot/v2/hook/{TOKEN}"
+    no_sleep.calls.clear()
     with pytest.raises(PublishError) as e:
         post("feishu", url, SECRET, retries=1)
-    assert "cannot connect" in str(e.value) and TOKEN not in str(e.value) and SECRET not in str(e.value)
+    assert "cannot connect (Connection refused)" in str(e.value) and "after 2 attempt(s)" in str(e.value)
+    assert TOKEN not in str(e.value) and SECRET not in str(e.value)
     assert "network" in e.value.hint
+    assert no_sleep.calls == [0.01]  # nothing was sent: retried
 
 
 def test_logs_never_contain_the_secret_or_the_webhook_token(receiver, caplog):
@@ -204,7 +212,8 @@ def test_dingtalk_signature_survives_url_encoding(receiver):
         ("slack", "https://hooks.slack.com/services/T/B/x", "s3cret", "no signing secret"),
         ("feishu", "", "", "no webhook URL"),
         ("feishu", "ftp://example.com/hook", "", "not an http(s) URL"),
-        ("dingtalk", "https://oapi.dingtalk.com:port/robot/send?access_token=s3cret", "", "not an http(s) URL"),
+        ("dingtalk", "https://oapi.dingtalk.com:port/robot/send?access_token=s3cret", "", "has a port that is not a number"),
+        ("feishu", "https://open.feishu.cn:99999/open-apis/bot/v2/hook/s3cret", "", "has a port out of range (99999; "),
         ("wecom", "qyapi.weixin.qq.com/cgi-bin/webhook/send?key=s3cret", "", "not an http(s) URL"),
         ("wecom", "https://qyapi..weixin.qq.com/cgi-bin/webhook/send?key=s3cret", "", "invalid host name 'qyapi..weixin.qq.com'"),
         ("feishu", "https://open feishu.cn/open-apis/bot/v2/hook/s3cret", "", "invalid host name 'open feishu.cn'"),
@@ -238,3 +247,120 @@ def test_generic_webhook_success_is_decided_by_http_status(receiver):
     r.script = [json_response({"code": 201, "status": "queued"})]  # a receiver's own vocabulary
     result = post("webhook", url, SECRET)
     assert result.attempts == 1 and result.status == 200
+
+
+# ------------------------------------------------------- never post twice; say what happened
+
+
+def drain(server) -> None:
+    """Wait until the (one-threaded) receiver has handled every request sent before this one."""
+    server.expect_request("/drained").respond_with_data("drained")
+    assert httpx.get(server.url_for("/drained"), timeout=10).text == "drained"
+
+
+def test_a_late_answer_is_not_retried_the_card_may_have_been_posted(receiver, server):
+    """The card arrived and was answered after --timeout: a retry would post it twice."""
+    r, url = receiver("feishu", SECRET)
+    answer = threading.Event()
+
+    def slow(request):
+        response = r(request)
+        answer.wait(10)
+        return response
+
+    server.clear()
+    server.expect_request(PATHS["feishu"], method="POST").respond_with_handler(slow)
+    no_sleep.calls.clear()
+    try:
+        with pytest.raises(PublishError) as e:
+            post("feishu", url, SECRET, timeout=0.3, retries=1)
+    finally:
+        answer.set()
+    drain(server)
+    assert len(r.received) == 1 and no_sleep.calls == []
+    msg = str(e.value)
+    assert "no answer within 0.3 s after the card was sent" in msg and "may or may not have been posted" in msg
+    assert "check the chat before running publish again" in e.value.hint and "--timeout" in e.value.hint
+    assert TOKEN not in msg and SECRET not in msg
+
+
+def test_a_connection_closed_after_sending_is_not_retried_nor_called_cannot_connect():
+    server = HangUpServer()
+    try:
+        with pytest.raises(PublishError) as e:
+            post("slack", server.url_for(PATHS["slack"]), retries=2)
+        assert len(server.requests) == 1
+    finally:
+        server.close()
+    msg = str(e.value)
+    assert msg.startswith(f"slack webhook at http://127.0.0.1:{server.port}/…: the connection was closed after the card was sent")
+    assert "may or may not have been posted" in msg and "cannot connect" not in msg
+    assert "check the chat before running publish again" in e.value.hint
+    assert TOKEN not in msg
+
+
+def test_a_retry_after_beyond_the_cap_gives_up_at_once(receiver):
+    r, url = receiver("feishu", SECRET)
+    r.script = [Response("rate limited", 429, headers={"Retry-After": "100"})]
+    no_sleep.calls.clear()
+    with pytest.raises(PublishError) as e:
+        post("feishu", url, SECRET, retries=1)
+    assert no_sleep.calls == [] and len(r.received) == 1  # neither waited 30 s nor retried into the limit
+    assert "asks to wait 100 s before posting again (HTTP 429 rate limited); the card was not posted" in str(e.value)
+    assert "run `repobrief publish` again later" in e.value.hint
+
+
+def test_a_retry_after_date_is_honoured(receiver):
+    r, url = receiver("slack")
+    when = email.utils.formatdate(time.time() + 600, usegmt=True)  # ten minutes: beyond the cap
+    r.script = [Response("rate_limited", 429, headers={"Retry-After": when})]
+    no_sleep.calls.clear()
+    with pytest.raises(PublishError) as e:
+        post("slack", url, retries=1)
+    assert no_sleep.calls == [] and len(r.received) == 1
+    assert re.search(r"asks to wait (599|600) s before posting again", str(e.value)), str(e.value)
+
+
+def test_a_host_that_does_not_resolve_is_said_and_not_retried():
+    try:
+        socket.getaddrinfo("no-such-host.invalid", 443)
+    except socket.gaierror as e:
+        if e.errno == socket.EAI_AGAIN:
+            pytest.skip("no DNS server answers here")
+    else:
+        pytest.skip("this resolver answers for .invalid names")
+    no_sleep.calls.clear()
+    with pytest.raises(PublishError) as e:
+        post("wecom", f"https://no-such-host.invalid/cgi-bin/webhook/send?key={TOKEN}")
+    assert no_sleep.calls == []
+    assert "the host name 'no-such-host.invalid' does not resolve" in str(e.value) and "after" not in str(e.value)
+    assert "typo" in e.value.hint and TOKEN not in str(e.value)
+
+
+def test_a_redirect_says_the_webhook_url_redirects(receiver, server):
+    r, url = receiver("feishu", SECRET)
+    secure = f"https://127.0.0.1:{server.port}{PATHS['feishu']}"
+    r.script = [Response("", 302, headers={"Location": secure})]
+    with pytest.raises(PublishError) as e:
+        post("feishu", url, SECRET)
+    msg = str(e.value)
+    assert f"HTTP 302, a redirect to https://127.0.0.1:{server.port}/…" in msg and TOKEN not in msg
+    assert "the webhook URL redirects" in e.value.hint and "https://" in e.value.hint
+    assert "copy the URL from the bot's settings" in e.value.hint
+
+
+def test_the_generic_target_is_named_webhook_once(receiver):
+    r, url = receiver("webhook")
+    r.script = [Response("nope", 403)]
+    with pytest.raises(PublishError) as e:
+        post("webhook", url)
+    assert str(e.value).startswith("webhook at http://127.0.0.1:") and "webhook webhook" not in str(e.value)
+
+
+def test_a_slack_404_hint_does_not_ask_for_a_secret_slack_has_none(receiver):
+    r, url = receiver("slack")
+    r.script = [Response("no_service", 404)]
+    with pytest.raises(PublishError) as e:
+        post("slack", url)
+    assert "HTTP 404 no_service" in str(e.value)
+    assert "webhook URL" in e.value.hint and "secret" not in e.value.hint

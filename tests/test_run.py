@@ -355,7 +355,7 @@ webhook = "{base}/cgi-bin/webhook/send?key=secret-wecom-key-123"
     assert len(good.received) == 1 and good.refusals == []
     assert "acme/alpha" in json.dumps(good.received[0].body, ensure_ascii=False)
     assert "posted to slack at http://127.0.0.1" in err
-    assert "error: acme/beta: card not posted: wecom webhook at http://127.0.0.1" in err and "93000" in err
+    assert "error: acme/beta: card not confirmed: wecom webhook at http://127.0.0.1" in err and "93000" in err
     assert "secret-wecom-key-123" not in err and "secret-slack-token" not in err
     # the refused card does not undo the files already written
     assert (tmp_path / "out" / "acme__beta" / "acme__beta-2026-W26.en.json").is_file()
@@ -370,7 +370,7 @@ def test_a_refused_card_keeps_the_repository_in_the_digest(trio, tmp_path, serve
     with cfg.open("a", encoding="utf-8") as fh:  # the publish target belongs to the last repository, acme/beta
         fh.write(f'[[repositories.publish]]\ntarget = "wecom"\nwebhook = "http://127.0.0.1:{server.port}/refusing/webhook/send?key=k"\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
-    assert code == 7 and "error: acme/beta: card not posted: wecom webhook" in err, err
+    assert code == 7 and "error: acme/beta: card not confirmed: wecom webhook" in err, err
     d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
     assert [r["repository"] for r in d["repositories"]] == ["acme/alpha", "acme/beta"]
     assert d["totals"]["merged_prs"] == 4 and d["dependencies"][0]["package"] == "torch"
@@ -746,12 +746,12 @@ def test_a_card_refused_with_http_404_leaves_its_repository_reported(trio, tmp_p
     assert "FAILED" not in err and "failed" not in err
     line = next(x for x in err.splitlines() if x.startswith("[") and "acme/beta" in x)
     assert re.fullmatch(r"\[\d/2\] acme/beta: 2 PRs, 2 files in [\d.]+ s, posted to slack at http://127\.0\.0\.1:\d+/…; "
-                        r"card not posted: slack webhook at http://127\.0\.0\.1:\d+/… refused the message: HTTP 404 no_service",
+                        r"card not confirmed: slack webhook at http://127\.0\.0\.1:\d+/… refused the message: HTTP 404 no_service",
                         line), line
     assert len(good.received) == 1  # the refused target did not keep the card from the next one
-    assert "error: acme/beta: card not posted: slack webhook at http://127.0.0.1" in err
+    assert "error: acme/beta: card not confirmed: slack webhook at http://127.0.0.1" in err
     assert err.count("repositories reported") == 1
-    assert "error: 2 of 2 repositories reported; 1 card not posted" in err
+    assert "error: 2 of 2 repositories reported; 1 card not confirmed" in err
     assert "gone-token" not in err and "after-token" not in err
     for name in ("alpha", "beta"):
         assert (tmp_path / "out" / f"acme__{name}" / f"acme__{name}-2026-W26.en.md").is_file()
@@ -762,7 +762,7 @@ def test_a_card_refused_with_http_404_leaves_its_repository_reported(trio, tmp_p
     # -q prints only errors: the card not posted and the summary, still once
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "-q"])
     assert code == 7 and "[" not in err
-    assert err.count("repositories reported") == 1 and "error: acme/beta: card not posted:" in err
+    assert err.count("repositories reported") == 1 and "error: acme/beta: card not confirmed:" in err
 
 
 @pytest.mark.parametrize("config,args,code,message", [

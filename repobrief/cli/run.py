@@ -156,7 +156,8 @@ def run(
 
 def _not_posted(r) -> str:
     """A repository whose reports were written but whose cards were not all posted."""
-    return f"{'card' if len(r.not_posted) == 1 else 'cards'} not posted: {'; '.join(r.not_posted)}"
+    # "not confirmed": refused, or sent with no answer (it may have been posted)
+    return f"{'card' if len(r.not_posted) == 1 else 'cards'} not confirmed: {'; '.join(r.not_posted)}"
 
 
 def _end(results, quiet: bool) -> None:
@@ -166,7 +167,7 @@ def _end(results, quiet: bool) -> None:
     cards = sum(len(r.not_posted) for r in results)
     summary = (f"{len(results) - failed} of {_repositories(len(results))} reported"
                + (f", {failed} failed" if failed else "")
-               + (f"; {counted(cards, 'card')} not posted" if cards else ""))
+               + (f"; {counted(cards, 'card')} not confirmed" if cards else ""))
     if failed:
         raise PartialFailure(summary, "see the errors above" if failed == len(results) else
                              "fix the failing repositories and run again with --only NAME")

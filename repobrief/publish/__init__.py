@@ -22,13 +22,14 @@ from pathlib import Path
 from ..config import PublishTarget, Settings
 from ..errors import UsageError
 from ..models import Report
-from .base import Publisher, PublishResult, redact_url
+from .base import Delivery, Publisher, PublishResult, redact_url
 
-__all__ = ["PublishResult", "Publisher", "load_report", "publish", "redact_url", "resolve_targets"]
+__all__ = ["Delivery", "PublishResult", "Publisher", "load_report", "publish", "redact_url", "resolve_targets"]
 
 
 def publish(report: Report, target: PublishTarget, **options) -> PublishResult:
-    """Post `report`'s card to `target`; `options` go to the publisher (timeout, retries, client…)."""
+    """Post `report`'s card to `target`; `options` go to the publisher (timeout, retries, client,
+    a `Delivery` that says how far the card got if the caller is interrupted…)."""
     from ..registry import PUBLISHERS
 
     cls = PUBLISHERS.get(target.target)
@@ -49,6 +50,7 @@ def resolve_targets(
     """The targets to post to: one from flags/environment (completed from the config), or all configured."""
     env = dict(os.environ) if env is None else env
     target = target or env.get("REPOBRIEF_PUBLISH_TARGET") or None
+    webhook_from = "--webhook" if webhook else "REPOBRIEF_PUBLISH_WEBHOOK"
     webhook = webhook or env.get("REPOBRIEF_PUBLISH_WEBHOOK") or None
     env_secret = env.get("REPOBRIEF_PUBLISH_SECRET") or None
     if link or env.get("REPOBRIEF_PUBLISH_LINK"):  # a link a card cannot use is an error, not a missing button
@@ -70,8 +72,14 @@ def resolve_targets(
     if target is None:
         if len(configured) == 1:
             target = configured[0].target
+        elif webhook_from == "--webhook":
+            raise UsageError("--webhook needs a target",
+                             "pass --target feishu|lark|slack|dingtalk|wecom|webhook (or set REPOBRIEF_PUBLISH_TARGET)")
         else:
-            raise UsageError("--webhook needs --target (feishu, lark, slack, dingtalk, wecom or webhook)")
+            raise UsageError(
+                "the webhook URL in the environment variable REPOBRIEF_PUBLISH_WEBHOOK needs a target",
+                "set REPOBRIEF_PUBLISH_TARGET=feishu|lark|slack|dingtalk|wecom|webhook beside it, or pass --target",
+            )
     if secret is None and _signs(target):
         # A --secret flag for a target that does not sign stays an error; a secret
         # left in the environment for another target does not stop this one.
