@@ -129,7 +129,7 @@ RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "tools")
 class GitHubSettings:
     url: str = "https://api.github.com"
     token: str = ""
-    max_retries: int = 5  # per request, for 502/503/504 and rate limits
+    max_retries: int = 5  # per request: failures (5xx, dropped connections) and rate-limit waits, each counted apart
     backoff: float = 1.0  # seconds before the first retry of a 5xx; doubles each time
     max_wait: float = 3600.0  # longest rate-limit wait before giving up (seconds)
 

@@ -6,6 +6,7 @@ the multi-repository runner all call.
 
 from __future__ import annotations
 
+import re
 import time
 from bisect import bisect_left
 from collections.abc import Callable
@@ -45,6 +46,9 @@ class _Clock:
         self._t = now
 
 
+_GITHUB_URL = re.compile(r"(?:https?://(?:www\.)?github\.com/|git@github\.com:|ssh://git@github\.com/)[^/\s]+/[^/\s]+$")
+
+
 def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
     """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path).
 
@@ -52,6 +56,8 @@ def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
     contradicts the target's prefix is a usage error, not silently overruled."""
     if source is not None and source not in SOURCES:
         SOURCES.get(source)  # raises: unknown source, with the valid ones
+    if source in (None, "github") and _GITHUB_URL.match(target) and not Path(target).exists():
+        return "github", target  # a clone URL names the repository on GitHub, as for `sync`
     if ":" in target and not Path(target).exists():
         scheme, _, rest = target.partition(":")
         if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):

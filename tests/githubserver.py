@@ -19,7 +19,8 @@ cap (`search_cap`, 1,000 on GitHub) with the real `issueCount`; GraphQL cost
 computed the way GitHub documents it; rate-limit headers and budgets; primary
 and secondary limits, 5xx answers and outages (`queue`, `down`); 401 for an
 unknown token, `X-OAuth-Scopes`, NOT_FOUND for unknown or unreadable
-repositories. Every request is logged with the PR numbers it returned.
+repositories; as an HTTPS proxy (CONNECT), a 407 for a proxy that wants
+credentials (`proxy_auth`). Every request is logged with the PR numbers it returned.
 """
 
 from __future__ import annotations
@@ -326,6 +327,8 @@ class FakeGitHub:
         self.down: int | None = None  # every request answers this status while set
         self.fail_from: tuple[int, int] | None = None  # (request index, status): outage from then on
         self.delay = 0.0  # seconds before each answer: a slow GitHub
+        self.proxy_auth = False  # as an HTTPS proxy (CONNECT), answer 407: a proxy that wants credentials
+        self.connects: list[str] = []  # the hosts CONNECT asked for
         self.log: list[LoggedRequest] = []
         self.errors: list[str] = []
         self.limit = budget
@@ -724,3 +727,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.do_POST()
+
+    def do_CONNECT(self) -> None:
+        """The server as an HTTPS proxy: only ever the one that wants credentials."""
+        state = self.server_state
+        state.connects.append(self.path)
+        status = 407 if state.proxy_auth else 502
+        self.send_response(status)
+        if status == 407:
+            self.send_header("Proxy-Authenticate", 'Basic realm="proxy"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        self.close_connection = True

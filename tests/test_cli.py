@@ -251,3 +251,14 @@ def test_the_store_file_alone_holds_what_report_kept(small_repo, tmp_path):
     con = sqlite3.connect(copy)
     assert con.execute("SELECT count(*) FROM reports").fetchone()[0] == 1
     con.close()
+
+
+@pytest.mark.parametrize("url", ["https://github.com/acme/proj.git", "git@github.com:acme/proj.git"])
+def test_a_github_clone_url_is_read_from_github_as_sync_reads_it(url, tmp_path, monkeypatch):
+    """It was taken for a local path: "path 'https://github.com/…' does not exist"."""
+    for var in ("GITHUB_TOKEN", "GH_TOKEN", "REPOBRIEF_GITHUB_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `gh` to ask for a token either
+    got, _, err = run_cli("report", url, "--week", "2026-W26", "--db", str(tmp_path / "s.db"))
+    assert got == 4 and "does not exist" not in err
+    assert "no GitHub token found for github.com" in err

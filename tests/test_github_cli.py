@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pytest
 from github_support import SHANGHAI, TOKEN, serve, verl
-from githubserver import FakeGitHub
+from githubserver import FakeGitHub, Fault
 
 SINCE = datetime(2026, 6, 15, tzinfo=SHANGHAI)
 UNTIL = datetime(2026, 7, 6, tzinfo=SHANGHAI)
@@ -71,6 +71,7 @@ def test_sync_errors_are_clear_and_exit_non_zero(server, tmp_path):
 
     no_token = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(db), "--github-url", server.url], tmp_path, token=None)
     assert no_token.returncode == 4 and "no GitHub token found" in no_token.stderr
+    assert "set REPOBRIEF_GITHUB_TOKEN (or GITHUB_TOKEN or GH_TOKEN)" in no_token.stderr  # the first place looked at
 
     bad_date = run(["sync", "github:verl-project/verl", "--since", "June", "--db", str(db)], tmp_path)
     assert bad_date.returncode == 2 and "YYYY-MM-DD" in bad_date.stderr
@@ -81,7 +82,7 @@ def test_interrupted_command_resumes(server, tmp_path):
     server.fail_from = (2, 503)  # the first page arrives, then GitHub goes down
     down = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--tz", "Asia/Shanghai", "--db", str(db), "--github-url", server.url], tmp_path)
     assert down.returncode == 4 and "kept failing (503" in down.stderr
-    assert "GitHub answered 503; retrying" in down.stderr  # waits are announced
+    assert "\ngithub: GitHub answered 503; retrying" in down.stderr  # waits are announced, as `report` announces them
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT count(*) FROM pull_requests").fetchone()[0]
     assert stored == 25
@@ -191,3 +192,112 @@ def test_ctrl_c_during_a_report_says_nothing_was_written(server, tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted; no report was written" in err and out == ""
     assert not (tmp_path / "out").exists()
+
+
+def test_sync_takes_a_clone_url_as_report_does(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    for target in ("https://github.com/verl-project/verl.git", "git@github.com:verl-project/verl.git"):
+        synced = run(["sync", target, "--since", "2026-06-15", "--tz", "Asia/Shanghai", "--db", db, "--github-url", server.url],
+                     tmp_path)
+        assert synced.returncode == 0, synced.stderr
+        assert synced.stdout.startswith("verl-project/verl: ")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(DISTINCT number) FROM pull_requests").fetchone() == (69,)
+    # a clone URL names its server: one that is not the API's is not read from github.com by mistake
+    ghe = run(["sync", "https://ghe.example.com/verl-project/verl.git", "--since", "2026-06-15", "--db", db], tmp_path)
+    assert ghe.returncode == 2 and "the clone URL is on ghe.example.com, and the GitHub API in use is https://api.github.com" in ghe.stderr
+    assert "give --github-url https://ghe.example.com/api/v3" in ghe.stderr
+    (tmp_path / "clone").mkdir()
+    folder = run(["sync", str(tmp_path / "clone"), "--db", db], tmp_path)
+    assert folder.returncode == 2 and "it is a local folder, and sync reads GitHub" in folder.stderr
+
+
+def test_a_host_name_that_does_not_resolve_is_called_that(tmp_path):
+    typo = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+                "--github-url", "https://ghe.exmaple.invalid"], tmp_path)  # .invalid never resolves (RFC 6761)
+    assert typo.returncode == 4
+    assert "error: cannot reach GitHub at https://ghe.exmaple.invalid/api/v3: the host name ghe.exmaple.invalid" in typo.stderr
+    assert "connection refused" not in typo.stderr
+    if "does not resolve" in typo.stderr:  # (a resolver that does not answer at all makes it "could not be looked up")
+        assert "retrying" not in typo.stderr  # a name that does not exist is not asked for again
+        assert "for a typo in the host name" in typo.stderr
+
+
+def test_a_github_url_with_a_query_string_is_refused_and_never_shown(server, tmp_path):
+    secret = "ghp_InTheQueryString123"
+    for url in (f"{server.url}/x?access_token={secret}", f"{server.url}#{secret}"):
+        bad = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+                   "--github-url", url], tmp_path)
+        assert bad.returncode == 2 and "must not contain a query string or a fragment" in bad.stderr
+        assert secret not in bad.stderr + bad.stdout
+    assert server.log == []  # nothing was sent anywhere
+
+
+def test_a_429_without_retry_after_is_a_rate_limit_with_a_hint(server, tmp_path):
+    server.queue.append(Fault("status", status=429))
+    limited = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+                   "--github-url", server.url], tmp_path, REPOBRIEF_GITHUB_MAX_WAIT="30")
+    assert limited.returncode == 4
+    assert "asks to wait 60 s (429 Too Many Requests), beyond the longest wait (30 s" in limited.stderr
+    assert "hint: wait a few minutes and run again (`repobrief sync` continues where it stopped)" in limited.stderr
+
+
+def _hint(stderr: str) -> list[str]:
+    """The command a hint suggests, as argv."""
+    return stderr.split("hint: run `", 1)[1].split("`", 1)[0].split()
+
+
+def test_an_offline_week_before_the_store_says_what_is_stored_and_the_hint_syncs_from_the_same_server(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    synced = run(["sync", "github:verl-project/verl", "--since", "2026-06-22", "--tz", "Asia/Shanghai", "--db", db,
+                  "--github-url", server.url], tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    week = ["report", "github:verl-project/verl", "--week", "2026-W25", "--tz", "Asia/Shanghai", "--offline", "--db", db,
+            "--github-url", server.url, "-f", "json"]
+    before = run(week, tmp_path)
+    assert before.returncode == 4
+    # from the first synced day on, not "up to" a day after the week (which reads as if it were there)
+    assert "week 2026-W25 of verl-project/verl is not in the store" in before.stderr
+    assert "; stored: the PRs merged from 2026-06-22 00:00 to " in before.stderr and "(Asia/Shanghai)" in before.stderr
+    hint = _hint(before.stderr)
+    assert hint == ["repobrief", "sync", "github:verl-project/verl", "--github-url", server.url, "--since", "2026-06-15",
+                    "--tz", "Asia/Shanghai"]
+    followed = run([*hint[1:], "--db", db], tmp_path)  # what the hint says (no GITHUB URL added by hand)
+    assert followed.returncode == 0, followed.stderr
+    after = run(week, tmp_path)
+    assert after.returncode == 0, after.stderr
+    assert len(json.loads(after.stdout)["pull_requests"]) == len(verl(SINCE, datetime(2026, 6, 22, tzinfo=SHANGHAI)))
+
+
+def test_an_offline_week_of_an_unfinished_sync_is_partly_stored_and_the_hint_finishes_it(server, tmp_path):
+    db = str(tmp_path / "store.db")
+    server.fail_from = (2, 503)  # the first page arrives, then GitHub goes down
+    down = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--tz", "Asia/Shanghai", "--db", db,
+                "--github-url", server.url], tmp_path)
+    assert down.returncode == 4
+    server.fail_from, server.down = None, None
+    week = ["report", "github:verl-project/verl", "--week", "2026-W25", "--tz", "Asia/Shanghai", "--offline", "--db", db,
+            "--github-url", server.url, "-f", "json"]
+    partly = run(week, tmp_path)
+    assert partly.returncode == 4
+    assert ("week 2026-W25 of verl-project/verl is only partly in the store "
+            f"{db}: a sync of the PRs merged since 2026-06-15 00:00 (Asia/Shanghai) did not finish") in partly.stderr
+    assert "PRs of it stored so far" in partly.stderr and "nothing of it is stored" not in partly.stderr
+    hint = _hint(partly.stderr)
+    assert hint == ["repobrief", "sync", "github:verl-project/verl", "--github-url", server.url]
+    assert "to finish that sync (it continues where it stopped)" in partly.stderr
+    finished = run([*hint[1:], "--db", db], tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert "resumed an interrupted sync" in finished.stdout
+    assert run(week, tmp_path).returncode == 0
+
+
+def test_an_https_proxy_that_wants_credentials_is_named_with_what_to_do(server, tmp_path):
+    server.proxy_auth = True  # the local server is the proxy HTTPS_PROXY names; it answers CONNECT with 407
+    proxied = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+                   "--github-url", "https://ghe.example.com"], tmp_path, HTTPS_PROXY=server.url)
+    assert proxied.returncode == 4
+    assert ("error: a proxy between here and GitHub at https://ghe.example.com/api/v3 asks for its own credentials "
+            "(407 Proxy Authentication Required)") in proxied.stderr
+    assert "HTTPS_PROXY=http://USER:PASSWORD@PROXY:PORT" in proxied.stderr and "retrying" not in proxied.stderr
+    assert server.connects == ["ghe.example.com:443"]  # asked once: the answer will not change by itself

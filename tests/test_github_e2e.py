@@ -115,3 +115,23 @@ def test_a_clone_report_into_the_same_store_keeps_the_synced_discussion(server, 
     con = sqlite3.connect(alone)
     assert {r[0] for r in con.execute("SELECT source FROM pull_requests")} == {"git"}
     con.close()
+
+
+def test_an_offline_enrichment_names_the_whole_sync_that_adds_what_is_missing(server, verl_repo, tmp_path):
+    db = str(tmp_path / "s.db")
+    report = ["report", str(verl_repo), "--name", "verl-project/verl", "--github", "verl-project/verl", *WEEK,
+              "--lang", "en", "-f", "json", "--db", db, "--offline", "--github-url", server.url]
+    empty = run(report, tmp_path)  # nothing synced yet
+    assert empty.returncode == 0, empty.stderr
+    (warning,) = [w for w in json.loads(empty.stdout)["warnings"] if w.startswith("no discussion for")]
+    # the full command: which repository, from when, and from the same (non-default) server
+    command = warning.split("run `", 1)[1].split("`", 1)[0]
+    assert command == f"repobrief sync github:verl-project/verl --github-url {server.url} --since 2026-06-22 --tz Asia/Shanghai"
+    assert warning.startswith("no discussion for 22 PR(s) ") and warning.endswith("to add them")
+    synced = run([*command.split()[1:], "--db", db], tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    enriched = run(report, tmp_path)
+    assert enriched.returncode == 0, enriched.stderr
+    rep = json.loads(enriched.stdout)
+    assert not [w for w in rep["warnings"] if w.startswith("no discussion for")]
+    assert all(p["discussion_known"] for p in rep["pull_requests"])

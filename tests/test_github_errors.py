@@ -135,7 +135,10 @@ def test_token_sources_in_order(tmp_path):
     # gh knows no token for an Enterprise host: the error says where to put one
     with pytest.raises(SourceError) as e:
         resolve_token("", "https://ghe.example.com/api/v3", {"PATH": path})
-    assert "no GitHub token found for ghe.example.com" in str(e.value) and "GITHUB_TOKEN" in str(e.value)
+    assert "no GitHub token found for ghe.example.com" in str(e.value)
+    # every place that is looked at, the first one first
+    assert e.value.hint == ("set REPOBRIEF_GITHUB_TOKEN (or GITHUB_TOKEN or GH_TOKEN), set github.token in repobrief.toml, "
+                            "or run `gh auth login --hostname ghe.example.com`; they are looked at in that order")
 
 
 def test_environment_token_comes_before_the_config_files(tmp_path):
@@ -163,6 +166,23 @@ def test_api_urls():
     with pytest.raises(UsageError) as e:
         normalize_api_url(f"https://user:{SECRET}@ghe.example.com")
     assert SECRET not in str(e.value)
+
+
+def test_a_proxy_that_wants_credentials_is_named_with_what_to_do(server):
+    server.queue.append(Fault("status", status=407))
+    with pytest.raises(SourceError) as e:
+        _fetch(fetcher_for(server, token=SECRET))
+    assert e.value.message == f"a proxy between here and GitHub at {server.url} asks for its own credentials (407 Proxy Authentication Required)"
+    assert "HTTPS_PROXY=http://USER:PASSWORD@PROXY:PORT" in e.value.hint and e.value.exit_code == 4
+    assert len(server.log) == 1  # not retried: it will not change by itself
+
+
+def test_a_url_with_a_query_string_or_fragment_is_refused_without_showing_it():
+    for url in (f"http://127.0.0.1:8080/x?access_token={SECRET}", f"https://ghe.example.com/api/v3#{SECRET}",
+                "https://ghe.example.com/api/v3?"):
+        with pytest.raises(UsageError) as e:
+            normalize_api_url(url)
+        assert "must not contain a query string or a fragment" in str(e.value) and SECRET not in str(e.value)
 
 
 def test_repository_argument_forms():
@@ -205,6 +225,7 @@ def test_an_http_error_never_shows_the_token_and_a_500_is_not_said_to_be_retried
     with pytest.raises(SourceError) as e:
         _fetch(fetcher_for(server, token=SECRET))
     assert SECRET not in str(e.value) and "answered 400 bad request; header was token ***" in str(e.value)
+    assert "could not read the request: check --github-url" in e.value.hint and "HTTPS_PROXY" in e.value.hint
 
     server.queue.append(Fault("status", status=500))
     with pytest.raises(SourceError) as e:

@@ -134,3 +134,86 @@ def test_dropped_connections_are_retried_up_to_max_retries():
         msg = str(e.value)
         assert f"no answer from GitHub at {server.url} (the connection was closed before an answer came), 3 tries" in msg
         assert "cannot reach" not in msg and "RemoteProtocolError" not in msg and e.value.exit_code == 4
+
+
+def test_rate_limits_that_outlast_the_retries_say_so_not_that_the_wait_is_too_long():
+    """Three secondary limits asking for 1 s each, two waits allowed: the third is not
+    'beyond the longest wait' (1 s is not), it is one rate limit too many."""
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("secondary", seconds=1)] * 3
+        f = fetcher_for(server, max_retries=2)
+        with pytest.raises(SourceError) as e:
+            _week_numbers(f)
+        msg = str(e.value)
+        assert f"GitHub at {server.url} is still rate-limiting after 3 tries (secondary rate limit; it last asked to wait 1 s)" in msg
+        assert "beyond the longest wait" not in msg
+        assert "wait a few minutes and run again (`repobrief sync` continues where it stopped)" in msg
+        assert "github.max_retries (2)" in msg and e.value.exit_code == 4
+        assert [r.status for r in server.log] == [403, 403, 403]
+
+
+def test_a_429_without_retry_after_is_waited_for_a_minute_doubling():
+    """docs/github.md: a limit that names no wait is waited for a minute, doubling (shortened here)."""
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("status", status=429)] * 2  # HTML body, no Retry-After, no rate headers
+        waits: list[str] = []
+        f = fetcher_for(server, waits=waits, unnamed_wait=0.2)
+        t0 = time.monotonic()
+        assert len(_week_numbers(f)) == 22
+        assert time.monotonic() - t0 >= 0.6  # 0.2 s, then 0.4 s
+        assert [r.status for r in server.log] == [429, 429, 200]
+        assert len(waits) == 2 and all("rate limit (429 without Retry-After)" in w and "a minute, doubling" in w for w in waits)
+        assert f.client.stats.waited_seconds == pytest.approx(0.6)
+
+
+def test_a_429_whose_minute_is_beyond_the_longest_wait_ends_with_a_hint():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue.append(Fault("status", status=429))
+        f = fetcher_for(server, max_wait=30)
+        with pytest.raises(SourceError) as e:
+            _week_numbers(f)
+        assert f"GitHub at {server.url} asks to wait 60 s (429 Too Many Requests), beyond the longest wait (30 s" in e.value.message
+        assert "wait a few minutes and run again" in e.value.hint
+        assert len(server.log) == 1
+
+
+TIMEOUT_ANSWER = (b'{"data": null, "errors": [{"message": "Something went wrong while executing your query. This may be '
+                  b'the result of a timeout, or it could be a GitHub bug. Please include `C3D4:5E6F` when reporting this issue."}]}')
+
+
+def test_githubs_something_went_wrong_answer_is_retried_like_a_502():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("body", body=TIMEOUT_ANSWER)] * 2
+        waits: list[str] = []
+        f = fetcher_for(server, waits=waits)
+        assert len(_week_numbers(f)) == 22
+        assert len(server.log) == 3 and f.client.stats.retries == 2
+        assert waits[0].startswith("GitHub could not finish the query in time; retrying in")
+
+
+def test_githubs_something_went_wrong_answer_that_persists_says_sync_resumes():
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("body", body=TIMEOUT_ANSWER)] * 3
+        f = fetcher_for(server, max_retries=2)
+        with pytest.raises(SourceError) as e:
+            _week_numbers(f)
+        assert e.value.message.startswith(f"GitHub at {server.url} kept failing to answer the query in time (Something went wrong")
+        assert e.value.message.endswith("C3D4:5E6F` when reporting this issue.), 3 tries")
+        assert "run `repobrief sync` again later (it continues where it stopped)" in e.value.hint
+        assert len(server.log) == 3 and e.value.exit_code == 4
+
+
+def test_rate_limit_waits_neither_lengthen_the_5xx_backoff_nor_use_up_its_retries():
+    """docs/github.md: `backoff` is the wait before the first 5xx retry, doubling; max_retries
+    is per kind. Three rate limits come first, then three 502s: each is retried as if alone."""
+    with serve(FakeGitHub(), verl(W26_START, W26_END)) as server:
+        server.queue += [Fault("secondary", seconds=0)] * 3 + [Fault("status", status=502)] * 3
+        waits: list[str] = []
+        f = fetcher_for(server, waits=waits, max_retries=3, backoff=0.1)
+        assert len(_week_numbers(f)) == 22
+        assert [r.status for r in server.log] == [403] * 3 + [502] * 3 + [200]
+        assert [w for w in waits if "502" in w] == [
+            "GitHub answered 502; retrying in 0.1 s (retry 1 of 3)",
+            "GitHub answered 502; retrying in 0.2 s (retry 2 of 3)",
+            "GitHub answered 502; retrying in 0.4 s (retry 3 of 3)",
+        ]

@@ -136,11 +136,14 @@ def test_offline_report_source_reads_the_synced_week_without_network(server, tmp
         assert [w for w in src.warnings if w.startswith("first-time contributors are not counted")] == [
             "first-time contributors are not counted: telling them needs the PRs of verl-project/verl merged in the "
             "year before 2026-06-22, which the store does not hold; run "
-            "`repobrief sync github:verl-project/verl --since 2025-06-22 --tz Asia/Shanghai` to count them"]
+            "`repobrief sync github:verl-project/verl --github-url http://127.0.0.1:9 --since 2025-06-22 --tz Asia/Shanghai` "
+            "to count them"]  # the server the settings name, not api.github.com
         later = iso_week_window((UNTIL + timedelta(days=14)).date(), SHANGHAI)
         with pytest.raises(SourceError) as e:
             list(src.iter_pull_requests(later))
-        assert "not in the store" in str(e.value) and "stored: up to 2026-07-06" in str(e.value)
+        # what is stored, from its first day to its last, in the report's zone
+        assert "not in the store" in str(e.value)
+        assert "stored: the PRs merged from 2026-06-15 00:00 to 2026-07-06 20:00 (Asia/Shanghai)" in str(e.value)
 
 
 def test_online_source_stores_the_week_it_read(tmp_path):

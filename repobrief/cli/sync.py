@@ -14,7 +14,7 @@ from . import app, interrupted
 
 @app.command(no_args_is_help=True)
 def sync(
-    target: str = typer.Argument(..., help="github:OWNER/REPO"),
+    target: str = typer.Argument(..., help="github:OWNER/REPO, OWNER/REPO or a clone URL (https://github.com/OWNER/REPO.git)."),
     since: str = typer.Option(None, "--since", help="Sync PRs merged on or after this date (YYYY-MM-DD); default: the last sync's."),
     tz: str = typer.Option(None, "--tz", help="IANA time zone --since is read in (default: config, else UTC)."),
     db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
@@ -26,26 +26,33 @@ def sync(
     from datetime import datetime, time
 
     from ..config import load_settings
-    from ..github.auth import normalize_api_url, resolve_token
+    from ..github.auth import github_url_flag, normalize_api_url, resolve_token
     from ..github.client import GitHubClient
     from ..github.pulls import PullRequestFetcher
     from ..github.sync import SOURCE, sync_repository
-    from ..sources.github import parse_repository
+    from ..sources.github import check_clone_host, parse_repository
     from ..store import open_store
     from ..window import parse_date, parse_timezone
 
-    if not target.startswith("github:") and target.count("/") != 1:
-        raise UsageError(f"invalid sync target {target!r}; expected github:OWNER/REPO")
-    repository = parse_repository(target)
+    try:
+        repository = parse_repository(target)  # the forms `report --source github` takes, clone URLs among them
+    except UsageError:
+        local = Path(target).expanduser().exists()
+        raise UsageError(
+            f"invalid sync target {target!r}" + ("; it is a local folder, and sync reads GitHub" if local else "")
+            + "; expected github:OWNER/REPO, OWNER/REPO or a clone URL",
+            "e.g. repobrief sync github:verl-project/verl (a clone's reports need no sync)",
+        ) from None
     if tz:
         parse_timezone(tz)  # a bad flag is a usage error (2), before the config would call it a bad option (3)
     overrides = {"timezone": tz, "db": db, "github": {"url": github_url} if github_url else {}}
     settings = load_settings(Path.cwd(), config_file=config, overrides=overrides)
     zone = parse_timezone(tz or settings.timezone or "UTC")
     url = normalize_api_url(settings.github.url)
+    check_clone_host(target, url)
 
     def on_wait(message: str, seconds: float) -> None:
-        typer.echo(message, err=True)  # always shown: a silent pause looks like a hang
+        typer.echo(f"github: {message}", err=True)  # always shown (a silent pause looks like a hang), as `report` shows it
 
     with open_store(settings.db or None) as store:
         if since is not None:
@@ -61,7 +68,7 @@ def sync(
             if not first:
                 raise UsageError(
                     f"{repository} has not been synced into {store.display} yet: give --since",
-                    f"e.g. repobrief sync github:{repository} --since 2026-06-01",
+                    f"e.g. repobrief sync github:{repository}{github_url_flag(url)} --since 2026-06-01",
                 )
             start = datetime.fromisoformat(first)
         token = resolve_token(settings.github.token, url)

@@ -9,6 +9,7 @@ part of any message: errors say where a token was looked for, not what it is.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -33,20 +34,39 @@ def normalize_api_url(url: str | None) -> str:
     GitHub Enterprise Server (a bare `https://HOST` gets `/api/v3` added)."""
     url = (url or DEFAULT_API_URL).strip().rstrip("/")
     parts = urlsplit(url)
+    # a URL that may carry a secret is refused without being shown
+    if parts.username or parts.password:
+        raise UsageError(
+            "--github-url must not contain credentials",
+            "pass the token through REPOBRIEF_GITHUB_TOKEN or GITHUB_TOKEN instead",
+        )
+    if "?" in url or "#" in url:
+        raise UsageError(
+            "--github-url must not contain a query string or a fragment (the part from '?' or '#')",
+            "give the API's base URL alone (https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise "
+            "Server); pass the token through REPOBRIEF_GITHUB_TOKEN or GITHUB_TOKEN",
+        )
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(
             f"invalid --github-url {url!r}; expected an http(s) URL",
             "use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server",
         )
-    if parts.username or parts.password:
-        raise UsageError(
-            "--github-url must not contain credentials",
-            "pass the token through GITHUB_TOKEN or GH_TOKEN instead",
-        )
     host = parts.hostname or ""
     if parts.path in ("", "/") and host not in ("api.github.com",) and not _is_loopback(host):
         url = url + "/api/v3"
     return url
+
+
+def github_url_flag(url: str | None) -> str:
+    """` --github-url URL` for a suggested command, when `url` is not GitHub.com's API
+    (a command without it would ask api.github.com); empty otherwise."""
+    api_url = normalize_api_url(url)
+    return "" if api_url == DEFAULT_API_URL else f" --github-url {shlex.quote(api_url)}"
+
+
+def is_local(api_url: str) -> bool:
+    """An API on this machine (a local proxy or test server), which may stand in for any GitHub."""
+    return _is_loopback(urlsplit(api_url).hostname or "")
 
 
 def _is_loopback(host: str) -> bool:
@@ -68,15 +88,18 @@ def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | No
             "config",
         )
         return Token(configured.strip(), origin)
-    for var in ("GITHUB_TOKEN", "GH_TOKEN"):
+    for var in ("REPOBRIEF_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"):
         if env.get(var, "").strip():
             return Token(env[var].strip(), var)
     from_gh = _gh_auth_token(web_host(api_url), env)
     if from_gh:
         return Token(from_gh, "gh auth token")
+    host = web_host(api_url)
+    login = "gh auth login" + ("" if host == "github.com" else f" --hostname {host}")
     raise SourceError(
-        f"no GitHub token found for {web_host(api_url)}",
-        "set GITHUB_TOKEN or GH_TOKEN, run `gh auth login`, or set github.token in repobrief.toml",
+        f"no GitHub token found for {host}",
+        "set REPOBRIEF_GITHUB_TOKEN (or GITHUB_TOKEN or GH_TOKEN), set github.token in repobrief.toml, "
+        f"or run `{login}`; they are looked at in that order",
     )
 
 

@@ -3,10 +3,11 @@
 What it adds to githubkit:
 
 - a retry policy (githubkit's `auto_retry` hook) that waits out primary rate
-  limits until their reset, secondary limits for `Retry-After` (or a minute
-  when GitHub gives none), and retries 502/503/504 and dropped connections with
-  exponential backoff; every wait is announced through `on_wait` so that a
-  long pause is never silent;
+  limits until their reset, secondary limits and bare 429s for `Retry-After`
+  (or a minute, doubling, when none is given), and retries 502/503/504, dropped
+  connections and GitHub's GraphQL timeouts with exponential backoff; waits and
+  retries have budgets of their own; every wait is announced through `on_wait`
+  so that a long pause is never silent;
 - GraphQL-level rate limiting: a `RATE_LIMITED` error in a 200 answer is
   waited out too, and when the remaining budget is below the last call's cost
   the client waits for the reset before sending the next call;
@@ -20,12 +21,14 @@ from __future__ import annotations
 import logging
 import math
 import re
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from githubkit import GitHub
@@ -49,6 +52,10 @@ WaitCallback = Callable[[str, float], None]
 
 RETRYABLE_STATUS = (502, 503, 504)
 SECONDARY_MESSAGE = re.compile(r"secondary rate limit|abuse detection", re.IGNORECASE)
+# GitHub's answer (200, in `errors`) when a query ran out of time on its side; its advice is to retry
+TRANSIENT_GRAPHQL = re.compile(
+    r"something went wrong while executing your query|couldn't respond to your request in time", re.IGNORECASE
+)
 
 
 @dataclass
@@ -74,7 +81,14 @@ class RequestStats:
 
 
 class RetryPolicy:
-    """githubkit's `auto_retry` decision: which failures to retry, after how long."""
+    """githubkit's `auto_retry` decision: which failures to retry, after how long.
+
+    A GraphQL document has two budgets, counted apart (`begin` renews them): failures
+    (502/503/504, dropped connections, timeouts, GitHub's "something went wrong"
+    answers) get `max_retries` retries with a backoff that starts at `backoff` and
+    doubles; rate limits get `max_retries` waits of their own, each as long as
+    GitHub asks (never more than `max_wait`). A rate-limit wait thus neither
+    lengthens a later backoff nor uses up the retries meant for failures."""
 
     def __init__(
         self,
@@ -84,55 +98,90 @@ class RetryPolicy:
         max_retries: int = 5,
         backoff: float = 1.0,
         max_wait: float = 3600.0,
+        unnamed_wait: float = 60.0,
     ) -> None:
         self.stats = stats
         self.notify = notify
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_wait = max_wait
-        self.retried = 0
+        self.unnamed_wait = unnamed_wait  # a rate limit that names no wait: GitHub asks for a minute
+        self.begin()
+
+    def begin(self) -> None:
+        """A new document: both budgets full again."""
+        self.failures = 0  # retries after failures
+        self.limit_waits = 0  # waits for rate limits
+        self.gave_up: str | None = None  # why the last rate limit was not waited out: "retries" or "wait"
+        self.asked_wait = 0.0  # how long the last rate limit asked to wait
+
+    @property
+    def tries(self) -> int:
+        """Requests sent for the current document."""
+        return 1 + self.failures + self.limit_waits
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        self.retried = retry_count  # of the request that failed: its error says how often it was tried
-        if retry_count >= self.max_retries:
-            return RetryOption(False)
+        # githubkit's retry_count counts every retry of one HTTP request alike; the
+        # budgets above are kept per document and per kind instead
         if isinstance(exc, SecondaryRateLimitExceeded):
-            wait = _seconds(exc.retry_after)
-            if "retry-after" not in exc.response.headers:
-                wait = max(wait, 60.0 * (2**retry_count))
-            return self._wait(wait + 0.05, "secondary rate limit", "Retry-After")
+            if "retry-after" in exc.response.headers:
+                return self.rate_limited(_seconds(exc.retry_after) + 0.05, "secondary rate limit", "Retry-After")
+            return self.rate_limited(max(_seconds(exc.retry_after), self._doubling_wait()), "secondary rate limit", "a minute, doubling")
         if isinstance(exc, PrimaryRateLimitExceeded):
-            return self._wait(_seconds(exc.retry_after) + 1.0, "rate limit exhausted", "the reset time")
+            return self.rate_limited(_seconds(exc.retry_after) + 1.0, "rate limit exhausted", "the reset time")
         if isinstance(exc, RequestFailed) and not isinstance(exc, RateLimitExceeded):
             status = exc.response.status_code
-            if status in (403, 429) and SECONDARY_MESSAGE.search(exc.response.raw_response.text or ""):
-                # a secondary limit without Retry-After: GitHub asks for at least a minute
-                return self._wait(60.0 * (2**retry_count), "secondary rate limit", "a minute")
+            if _is_unnamed_rate_limit(exc.response.raw_response):
+                # a secondary limit without Retry-After, or a bare 429 (a proxy's, or GitHub's
+                # with an HTML page): GitHub asks for at least a minute, longer each time
+                what = "secondary rate limit" if status == 403 else f"rate limit ({status} without Retry-After)"
+                return self.rate_limited(self._doubling_wait(), what, "a minute, doubling")
             if status in RETRYABLE_STATUS:
-                delay = self.backoff * (2**retry_count)
-                self.stats.retries += 1
-                self.notify(f"GitHub answered {status}; retrying in {delay:.1f} s (attempt {retry_count + 2})", delay)
-                return RetryOption(True, timedelta(seconds=delay))
+                return self.failed(f"GitHub answered {status}")
             return RetryOption(False)
-        if isinstance(exc, RequestError) and not (_unreachable(exc) and retry_count >= 2):
-            # a dropped connection or a timeout is retried like a 5xx; nothing listening
-            # (refused, no route) is rarely a blip, so a run without network ends soon
-            delay = self.backoff * (2**retry_count)
-            self.stats.retries += 1
-            self.notify(f"no answer from GitHub ({_describe_transport_error(exc)}); retrying in {delay:.1f} s", delay)
-            return RetryOption(True, timedelta(seconds=delay))
+        if isinstance(exc, RequestError):
+            if _unresolved(exc) is not None and not _dns_unavailable(exc):
+                return RetryOption(False)  # a name that does not exist will not exist in a second either
+            if _proxy_refusal(exc) == 407:
+                return RetryOption(False)  # the proxy wants credentials: asking again will not give them
+            if _unreachable(exc) and self.failures >= 2:
+                # nothing listening (refused, no route) is rarely a blip: a run without network ends soon
+                return RetryOption(False)
+            # a dropped connection or a timeout is retried like a 5xx
+            return self.failed(f"no answer from GitHub ({_describe_transport_error(exc)})")
         return RetryOption(False)
 
-    def _wait(self, seconds: float, what: str, until: str) -> RetryOption:
-        seconds = max(0.0, seconds)
-        if seconds > self.max_wait:
+    def failed(self, what: str) -> RetryOption:
+        """A failure that may pass: retried with exponential backoff, `max_retries` times."""
+        if self.failures >= self.max_retries:
             return RetryOption(False)
+        delay = self.backoff * (2**self.failures)
+        self.failures += 1
+        self.stats.retries += 1
+        self.notify(f"{what}; retrying in {delay:.1f} s (retry {self.failures} of {self.max_retries})", delay)
+        return RetryOption(True, timedelta(seconds=delay))
+
+    def rate_limited(self, seconds: float, what: str, until: str) -> RetryOption:
+        """A rate limit: waited out, unless the wait is too long or the waits are used up."""
+        seconds = max(0.0, seconds)
+        self.asked_wait = seconds
+        if self.limit_waits >= self.max_retries:
+            self.gave_up = "retries"
+            return RetryOption(False)
+        if seconds > self.max_wait:
+            self.gave_up = "wait"
+            return RetryOption(False)
+        self.gave_up = None
+        self.limit_waits += 1
         self.stats.retries += 1
         self.stats.waited_seconds += seconds
         message = f"GitHub {what}: waiting {seconds:.0f} s ({until})"
         self.stats.waits.append(message)
         self.notify(message, seconds)
         return RetryOption(True, timedelta(seconds=seconds))
+
+    def _doubling_wait(self) -> float:
+        return self.unnamed_wait * (2**self.limit_waits)
 
 
 def _plain_rate_headers(response: httpx.Response) -> None:
@@ -164,15 +213,56 @@ def _seconds(d: timedelta | None) -> float:
     return d.total_seconds() if d is not None else 60.0
 
 
+def _is_unnamed_rate_limit(response: httpx.Response) -> bool:
+    """A rate limit githubkit does not recognise (no Retry-After, no exhausted budget):
+    any 429, or a 403 that says "secondary rate limit"."""
+    if response.status_code == 429:
+        return True
+    return response.status_code == 403 and bool(SECONDARY_MESSAGE.search(response.text or ""))
+
+
 def _unreachable(exc: GitHubException) -> bool:
     """Nothing answered the connection (refused, no route, no such host)."""
     return isinstance(getattr(exc, "exc", None), httpx.ConnectError)
+
+
+def _unresolved(exc: BaseException) -> socket.gaierror | None:
+    """The DNS failure behind a connection error, if that is what it was."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, socket.gaierror):
+            return cause
+        seen.add(id(cause))
+        cause = getattr(cause, "exc", None) if isinstance(cause, GitHubException) else (cause.__cause__ or cause.__context__)
+    return None
+
+
+def _proxy_refusal(exc: GitHubException) -> int | None:
+    """The status with which an HTTPS proxy refused to connect to GitHub (407: it wants credentials)."""
+    inner = getattr(exc, "exc", None)
+    if not isinstance(inner, httpx.ProxyError):
+        return None
+    m = re.match(r"\s*(\d{3})\b", str(inner))
+    return int(m.group(1)) if m else 0
+
+
+def _dns_unavailable(exc: BaseException) -> bool:
+    """The name could not be looked up (no DNS server answered), as opposed to: it does not exist."""
+    error = _unresolved(exc)
+    return error is not None and error.errno == getattr(socket, "EAI_AGAIN", None)
 
 
 def _describe_transport_error(exc: GitHubException) -> str:
     inner = getattr(exc, "exc", None)
     if isinstance(exc, RequestTimeout) or isinstance(inner, httpx.TimeoutException):
         return "timed out"
+    dns = _unresolved(exc)
+    if dns is not None:
+        reason = dns.strerror or str(dns)
+        return f"its host name could not be looked up: {reason}" if _dns_unavailable(exc) else f"its host name does not resolve: {reason}"
+    if isinstance(inner, httpx.ProxyError):
+        return f"the proxy refused to connect to it ({inner})"
     if isinstance(inner, httpx.ConnectError):
         return "connection refused or host unreachable"
     if isinstance(inner, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
@@ -193,12 +283,15 @@ class GitHubClient:
         backoff: float = 1.0,
         max_wait: float = 3600.0,
         timeout: float = 60.0,
+        unnamed_wait: float = 60.0,
     ) -> None:
         self.api_url = normalize_api_url(api_url)
         self.token = token
         self.stats = RequestStats()
         self._on_wait = on_wait
-        self.policy = RetryPolicy(self.stats, self._notify, max_retries=max_retries, backoff=backoff, max_wait=max_wait)
+        self.policy = RetryPolicy(
+            self.stats, self._notify, max_retries=max_retries, backoff=backoff, max_wait=max_wait, unnamed_wait=unnamed_wait
+        )
         self.max_wait = max_wait
         self._last_cost = 1
         self._scopes: str | None = None
@@ -244,7 +337,8 @@ class GitHubClient:
         """Run one document; returns `data`. GraphQL errors raise `SourceError`
         unless `allow_partial` (then errors are in `data["__errors__"]`)."""
         payload: dict[str, Any] = {"query": query, "variables": variables or {}}
-        for attempt in range(self.policy.max_retries + 1):
+        self.policy.begin()
+        while True:
             self._wait_for_budget()
             try:
                 response = self._gh.request("POST", self.graphql_url, json=payload)
@@ -267,10 +361,18 @@ class GitHubClient:
             errors = body.get("errors") or []
             if any(e.get("type") in ("RATE_LIMITED", "RATE_LIMIT") for e in errors):
                 reset = self._reset_in(response.headers)
-                option = self.policy._wait(reset + 1.0, "GraphQL rate limit exhausted", "the reset time")
-                if not option.do_retry or attempt == self.policy.max_retries:
+                option = self.policy.rate_limited(reset + 1.0, "GraphQL rate limit exhausted", "the reset time")
+                if not option.do_retry:
                     raise self._rate_limit_error()
                 time.sleep(option.retry_after.total_seconds() if option.retry_after else 60)
+                continue
+            transient = next((e for e in errors if TRANSIENT_GRAPHQL.search(str(e.get("message", "")))), None)
+            if transient is not None:
+                # GitHub gave up on the query (a timeout on its side): retried like a 502
+                option = self.policy.failed("GitHub could not finish the query in time")
+                if not option.do_retry:
+                    raise self._transient_error(transient)
+                time.sleep(option.retry_after.total_seconds() if option.retry_after else 0)
                 continue
             data = body.get("data") or {}
             self.stats.graphql_calls += 1
@@ -288,7 +390,6 @@ class GitHubClient:
                     return data
                 raise self.graphql_error(errors)
             return data
-        raise self._rate_limit_error()
 
     # ------------------------------------------------------------------ rate limits
 
@@ -333,20 +434,43 @@ class GitHubClient:
 
     def _rate_limit_error(self) -> SourceError:
         when = f" at {self.stats.reset_at:%Y-%m-%d %H:%M} UTC" if self.stats.reset_at else ""
+        if self.policy.gave_up == "retries":
+            return SourceError(
+                f"GitHub at {self.api_url} still reports its rate limit exhausted after {self.policy.tries} tries "
+                f"(it resets{when or ' later'})",
+                "run again after the reset; `repobrief sync` continues where it stopped"
+                f"{self._more_waits_hint()}",
+            )
         return SourceError(
             f"GitHub's rate limit is exhausted and resets{when or ' later'}, beyond the longest wait ({self.max_wait:.0f} s)",
             "run again after the reset; `repobrief sync` continues where it stopped",
         )
+
+    def _secondary_limit_error(self, what: str) -> SourceError:
+        """A secondary (or unnamed) rate limit that was not waited out: why not, and what to do."""
+        where = self.api_url
+        hint = "wait a few minutes and run again (`repobrief sync` continues where it stopped); avoid running several syncs at once"
+        if self.policy.gave_up == "wait":
+            return SourceError(
+                f"GitHub at {where} asks to wait {self.policy.asked_wait:.0f} s ({what}), beyond the longest wait "
+                f"({self.max_wait:.0f} s, github.max_wait)",
+                hint,
+            )
+        return SourceError(
+            f"GitHub at {where} is still rate-limiting after {self.policy.tries} tries ({what}; "
+            f"it last asked to wait {self.policy.asked_wait:.0f} s)",
+            hint + self._more_waits_hint(),
+        )
+
+    def _more_waits_hint(self) -> str:
+        return f"; github.max_retries ({self.policy.max_retries}) is how many rate-limit waits one request may take"
 
     # ------------------------------------------------------------------ errors
 
     def _error(self, exc: GitHubException) -> SourceError:
         where = self.api_url
         if isinstance(exc, SecondaryRateLimitExceeded):
-            return SourceError(
-                f"GitHub at {where} asks to wait {_seconds(exc.retry_after):.0f} s (secondary rate limit), beyond the longest wait ({self.max_wait:.0f} s)",
-                "wait a few minutes and run again (`repobrief sync` continues where it stopped); avoid running several syncs at once",
-            )
+            return self._secondary_limit_error("secondary rate limit")
         if isinstance(exc, RateLimitExceeded):
             self._record_headers(exc.response.headers)
             return self._rate_limit_error()
@@ -360,11 +484,18 @@ class GitHubClient:
                     f"GitHub at {where} rejected the token from {self.token.origin} (401 {message or 'Bad credentials'})",
                     f"the token is wrong, expired or revoked; {fix_hint(self.token.origin)}",
                 )
-            if status in (403, 429) and SECONDARY_MESSAGE.search(message):
+            if _is_unnamed_rate_limit(exc.response.raw_response):
+                reason = message or exc.response.reason_phrase or "Too Many Requests"
+                return self._secondary_limit_error(f"{status} {reason}")
+            if status == 400:
                 return SourceError(
-                    f"GitHub at {where} keeps applying its secondary rate limit ({status} {message})",
-                    "wait a few minutes and run again (`repobrief sync` continues where it stopped); avoid running several syncs at once",
+                    f"GitHub at {where} answered 400 {message or exc.response.reason_phrase or 'Bad Request'}".rstrip(),
+                    "GitHub (or a proxy in between) could not read the request: check --github-url "
+                    "(GitHub Enterprise Server: https://HOST/api/v3) and any HTTPS_PROXY setting; if both are right, "
+                    "report it as a repobrief bug, with the command that failed",
                 )
+            if status == 407:
+                return self._proxy_auth_error()
             if status == 403:
                 return SourceError(
                     f"GitHub at {where} refused the request (403 {message or 'Forbidden'})",
@@ -378,12 +509,31 @@ class GitHubClient:
                     "check --github-url; for GitHub Enterprise Server use https://HOST/api/v3",
                 )
             if status in RETRYABLE_STATUS or status >= 500:
-                failed = "kept failing" if self.policy.retried else "failed"
+                failed = "kept failing" if self.policy.failures else "failed"
                 return SourceError(
                     f"GitHub at {where} {failed} ({status} {exc.response.reason_phrase}){self._tries()}",
                     "GitHub may be having an outage; try again later (`repobrief sync` continues where it stopped)",
                 )
-            return SourceError(f"GitHub at {where} answered {status} {message}".rstrip())
+            return SourceError(
+                f"GitHub at {where} answered {status} {message or exc.response.reason_phrase}".rstrip(),
+                "check --github-url (GitHub Enterprise Server: https://HOST/api/v3) and any proxy in between; "
+                "if they are right, try again later",
+            )
+        if isinstance(exc, RequestError) and _proxy_refusal(exc) == 407:
+            return self._proxy_auth_error()
+        if isinstance(exc, RequestError) and _unresolved(exc) is not None:
+            host = urlsplit(where).hostname or where
+            if _dns_unavailable(exc):
+                return SourceError(
+                    f"cannot reach GitHub at {where}: the host name {host} could not be looked up "
+                    f"(no DNS server answered){self._tries()}",
+                    "check the network connection and its DNS server, and the host name in --github-url",
+                )
+            return SourceError(
+                f"cannot reach GitHub at {where}: the host name {host} does not resolve (no such name in DNS)",
+                "check --github-url (or github.url in repobrief.toml) for a typo in the host name; "
+                "GitHub Enterprise Server: https://HOST/api/v3",
+            )
         if isinstance(exc, RequestError) and _unreachable(exc):
             return SourceError(
                 f"cannot reach GitHub at {where}: {_describe_transport_error(exc)}",
@@ -397,9 +547,25 @@ class GitHubClient:
             )
         return SourceError(f"GitHub request failed: {type(exc).__name__}")
 
+    def _proxy_auth_error(self) -> SourceError:
+        return SourceError(
+            f"a proxy between here and GitHub at {self.api_url} asks for its own credentials (407 Proxy Authentication Required)",
+            "give the proxy's user and password in its URL (HTTPS_PROXY=http://USER:PASSWORD@PROXY:PORT), "
+            "or ask the network's administrator; the GitHub token is not sent to the proxy",
+        )
+
     def _tries(self) -> str:
-        n = self.policy.retried
-        return f", {n + 1} tries" if n else ""
+        n = self.policy.tries
+        return f", {n} tries" if n > 1 else ""
+
+    def _transient_error(self, error: dict) -> SourceError:
+        message = _scrub(str(error.get("message", "")), self.token.value)
+        failed = "kept failing to answer" if self.policy.failures else "could not answer"
+        return SourceError(
+            f"GitHub at {self.api_url} {failed} the query in time ({message}){self._tries()}",
+            "GitHub gives up on queries that take too long when it is busy; run `repobrief sync` again later "
+            "(it continues where it stopped), or raise github.max_retries",
+        )
 
     def graphql_error(self, errors: list[dict], repository: str | None = None) -> SourceError:
         types = {e.get("type") for e in errors}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from ..errors import SourceError
+from .auth import github_url_flag
 from .pulls import Fetched, PullRequestFetcher, parse_time, search_time
 
 SOURCE = "github"
@@ -80,11 +81,6 @@ def add_range(extra: dict | None, start: datetime, end: datetime) -> dict:
 def covered(extra: dict | None, start: datetime, end: datetime) -> bool:
     """Whether [start, end) lies inside one stored range."""
     return any(a <= start and end <= b for a, b in _ranges(extra))
-
-
-def stored_until(extra: dict | None) -> datetime | None:
-    ranges = _ranges(extra)
-    return max(b for _a, b in ranges) if ranges else None
 
 
 # ---------------------------------------------------------------- sync
@@ -217,22 +213,51 @@ def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | Non
         )
 
 
-def require_covered(store, repo: str, start: datetime, end: datetime, label: str) -> None:
+def require_covered(store, repo: str, start: datetime, end: datetime, label: str, api_url: str | None = None) -> None:
+    """Raise unless the PRs of `repo` merged in [start, end) are all stored; the error
+    says what is stored instead (times in the zone of `start`) and which sync to run."""
     state = store.get_sync_state(repo, SOURCE)
     extra = state.extra if state else None
     if covered(extra, start, end):
         return
-    until = stored_until(extra)
-    have = f"; stored: up to {until:%Y-%m-%d %H:%M} UTC" if until else "; nothing of it is stored"
+    in_store = f"in the store {getattr(store, 'display', '')}".rstrip()
+    pending = (extra or {}).get("pending")
+    if pending and _stored_time(pending["since"]) < end and start < _stored_time(pending["started"]):
+        # an interrupted sync reached into the range: part of it is stored, and finishing that sync stores the rest
+        stored = sum(1 for _ in store.load_pull_requests(repo, start, end))
+        raise SourceError(
+            f"{label} of {repo} is only partly {in_store}: a sync of the PRs merged since "
+            f"{_local(_stored_time(pending['since']), start)} ({_zone_name(start)}) did not finish "
+            f"({stored} PR{'s' if stored != 1 else ''} of it stored so far)",
+            f"run `repobrief sync github:{repo}{github_url_flag(api_url)}` to finish that sync "
+            "(it continues where it stopped), or drop --offline",
+        )
+    ranges = _ranges(extra)
+    if ranges:
+        shown = " and ".join(f"from {_local(a, start)} to {_local(b, start)}" for a, b in ranges[-3:])
+        have = f"; stored: the PRs merged {'… and ' if len(ranges) > 3 else ''}{shown} ({_zone_name(start)})"
+    else:
+        have = "; nothing of it is stored"
     raise SourceError(
-        f"{label} of {repo} is not in the store {getattr(store, 'display', '')}{have}".replace("  ", " "),
-        f"run `{sync_command(repo, start)}` first, or drop --offline",
+        f"{label} of {repo} is not {in_store}{have}",
+        f"run `{sync_command(repo, start, api_url)}` first, or drop --offline",
     )
 
 
-def sync_command(repo: str, start: datetime) -> str:
-    """The `repobrief sync` that stores the PRs of `repo` merged from `start` on."""
+def _zone_name(d: datetime) -> str:
+    return getattr(d.tzinfo, "key", None) or "UTC"
+
+
+def _local(d: datetime, like: datetime) -> str:
+    """`d` in the zone of `like` (its name is said once, by the caller)."""
+    zone = like.tzinfo if getattr(like.tzinfo, "key", None) else UTC
+    return f"{d.astimezone(zone):%Y-%m-%d %H:%M}"
+
+
+def sync_command(repo: str, start: datetime, api_url: str | None = None) -> str:
+    """The `repobrief sync` that stores the PRs of `repo` merged from `start` on
+    (with `--github-url` when `api_url` is not GitHub.com's: the same server)."""
     # --since is read in --tz (else the config's zone): name the zone the date is in
     zone = getattr(start.tzinfo, "key", None)
     since = start.date() if zone else start.astimezone(UTC).date()
-    return f"repobrief sync github:{repo} --since {since.isoformat()} --tz {zone or 'UTC'}"
+    return f"repobrief sync github:{repo}{github_url_flag(api_url)} --since {since.isoformat()} --tz {zone or 'UTC'}"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..config import Settings
 from ..errors import SourceError, UsageError
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
-_URL = re.compile(r"^(?:https?://[^/]+/|git@[^:]+:)([^/]+/[^/]+?)(?:\.git)?/?$")
+_URL = re.compile(r"^(?:https?://([^/]+)/|git@([^:]+):)([^/]+/[^/]+?)(?:\.git)?/?$")
 
 
 def parse_repository(location: str) -> str:
@@ -40,13 +41,31 @@ def parse_repository(location: str) -> str:
         text = text[len("github:") :]
     m = _URL.match(text)
     if m:
-        text = m.group(1)
+        text = m.group(3)
     if not _REPO.match(text):
         raise UsageError(
             f"invalid GitHub repository {location!r}; expected OWNER/REPO",
             "e.g. github:verl-project/verl",
         )
     return text
+
+
+def check_clone_host(location: str, api_url: str | None) -> None:
+    """A clone URL names its server too: one that is not the API's would be read from
+    the wrong GitHub (a GitHub Enterprise clone URL without --github-url)."""
+    from ..github.auth import is_local, normalize_api_url, web_host
+
+    m = _URL.match(location.strip().removeprefix("github:"))
+    if not m:
+        return
+    host = (m.group(1) or m.group(2) or "").rpartition("@")[2].split(":")[0].lower()
+    api = normalize_api_url(api_url)
+    if host and host != web_host(api).lower() and not is_local(api):  # a local proxy or test server stands in for any
+        raise UsageError(
+            f"the clone URL is on {host}, and the GitHub API in use is {api}",
+            f"give --github-url https://{host}/api/v3 (GitHub Enterprise Server), or github:{m.group(3)} for "
+            f"the repository of that name at {api}",
+        )
 
 
 def _announce(message: str, seconds: float) -> None:
@@ -73,6 +92,7 @@ class GitHubSource(Source):
     ) -> None:
         super().__init__()
         self.repository = parse_repository(location)
+        self.location = location
         self.settings = settings
         self.store = store
         self.offline = offline
@@ -113,6 +133,7 @@ class GitHubSource(Source):
             from ..github.pulls import SEARCH_CAP, PullRequestFetcher
 
             url = normalize_api_url(self.settings.github.url)
+            check_clone_host(self.location, url)
             token = resolve_token(self.settings.github.token, url)
             gh = self.settings.github
             self._client = client = GitHubClient(
@@ -201,7 +222,7 @@ class GitHubSource(Source):
         self._warn(
             f"trends compare with weeks that were not synced: the PRs of {self.repository} merged from "
             f"{start:%Y-%m-%d} to {end:%Y-%m-%d} are not all in the store, so those weeks may look quieter "
-            f"than they were; run `{sync_command(self.repository, start)}` to sync them"
+            f"than they were; run `{sync_command(self.repository, start, self.settings.github.url)}` to sync them"
         )
 
     def _warn(self, warning: str) -> None:
@@ -225,7 +246,7 @@ class GitHubSource(Source):
             )
         if require:
             label = f"week {window.label}" if window.is_week else window.label
-            require_covered(self.store, self.repository, window.start, window.end, label)
+            require_covered(self.store, self.repository, window.start, window.end, label, self.settings.github.url)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
         """Authors (lower-cased) known to have had a PR merged before `before`.
@@ -246,7 +267,7 @@ class GitHubSource(Source):
                 self._warn(
                     f"first-time contributors are not counted: telling them needs the PRs of {self.repository} "
                     f"merged in the year before {before:%Y-%m-%d}, which the store does not hold; run "
-                    f"`{sync_command(self.repository, year)}` to count them"
+                    f"`{sync_command(self.repository, year, self.settings.github.url)}` to count them"
                 )
                 return None
             return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
@@ -292,5 +313,24 @@ class GitHubSource(Source):
             pr.base_branch = pr.base_branch or gh.base_branch
         if missing:
             shown = ", ".join(f"#{n}" for n in missing[:10]) + (" …" if len(missing) > 10 else "")
-            where = "in the store (run `repobrief sync`)" if self.offline else f"on GitHub as pull requests of {self.repository}"
+            if self.offline:
+                where = f"in the store; run `{self._sync_for(prs, missing)}` to add them"
+            else:
+                where = f"on GitHub as pull requests of {self.repository}"
             self.warnings.append(f"no discussion for {len(missing)} PR(s) {shown}: not found {where}")
+
+    def _sync_for(self, prs: list[PullRequest], numbers: list[int]) -> str:
+        """The sync that stores the PRs `numbers` (of `prs`): from the day the first merged,
+        in the configured zone (the one `sync --tz` would read the date in)."""
+        from ..github.sync import sync_command
+
+        first = min(p.merged_at for p in prs if p.number in numbers)
+        zone = first.tzinfo
+        if self.settings.timezone:
+            try:
+                zone = ZoneInfo(self.settings.timezone)
+            except (ValueError, ZoneInfoNotFoundError):
+                pass
+        start = first.astimezone(zone)
+        return sync_command(self.repository, start.replace(hour=0, minute=0, second=0, microsecond=0),
+                            self.settings.github.url)
