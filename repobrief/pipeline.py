@@ -395,7 +395,7 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
         prs[p.number] = p
     # Direct commits from the week before the first: its lines are compared with the first's.
     direct = source.direct_commits(Window(periods[-1].start if periods else first.start, last.end, tz, "span"))
-    repository = settings.name or source.repository_name() or "repository"
+    repository = settings.name or _github_name(enrich_github) or source.repository_name() or "repository"
     span = Span(source, settings, repository, list(prs.values()), direct, calib_start)
     if enrich_github:
         enrich = [p for p in span.prs if p.merged_at >= first.start]
@@ -407,6 +407,15 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
                 gh.close()
             source.warnings.extend(gh.warnings)
     return span
+
+
+def _github_name(enrich_github: str | None) -> str | None:
+    """The OWNER/REPO that `--github` names: what the report is of, when `--name` is not given."""
+    if not enrich_github:
+        return None
+    from .sources.github import parse_repository
+
+    return parse_repository(enrich_github)
 
 
 def _in_progress(window: Window, now: datetime, cat) -> list[str]:

@@ -84,12 +84,15 @@ def test_enrich_a_clone_with_github_discussion(server, verl_repo, tmp_path):
     assert TEMPERATURE in pr["discussion_summary"]
     assert all(p["discussion_known"] for p in prs.values())
 
-    # the same enrichment from the store, with GitHub unreachable
-    again = run(["report", str(verl_repo), "--name", "verl-project/verl", "--github", "verl-project/verl", *WEEK,
+    # the same enrichment from the store, with GitHub unreachable; without --name the report is
+    # of the repository --github names (the clone has no remote: it was named after its folder)
+    again = run(["report", str(verl_repo), "--github", "verl-project/verl", *WEEK,
                  "--lang", "en", "-f", "json", "--db", str(tmp_path / "s.db"), "--offline", "--github-url", "http://127.0.0.1:9"],
                 tmp_path)
     assert again.returncode == 0, again.stderr
-    pr = {p["number"]: p for p in json.loads(again.stdout)["pull_requests"]}[6823]
+    rep = json.loads(again.stdout)
+    assert rep["repository"] == "verl-project/verl"
+    pr = {p["number"]: p for p in rep["pull_requests"]}[6823]
     assert pr["labels"] == ["breaking", "trainer", "cfg"] and TEMPERATURE in pr["discussion_summary"]
 
 
