@@ -49,10 +49,11 @@ def test_slack_blocks_follow_the_contract():
     report = sample_report("en")
     p = payload("slack", report)
     kinds = [b["type"] for b in p["blocks"]]
-    assert kinds == ["header", "section", "divider", "section", "actions"]
+    assert kinds == ["header", "section", "section", "divider", "section", "section", "actions"]
     assert p["blocks"][0]["text"]["text"] == report.card.title
-    assert p["blocks"][1]["text"]["text"].startswith("*Highlights*\n• ")
-    assert p["blocks"][4]["elements"][0]["url"] == LINK
+    assert p["blocks"][1]["text"] == {"type": "mrkdwn", "text": "*Highlights*"}
+    assert p["blocks"][2]["text"]["type"] == "plain_text" and p["blocks"][2]["text"]["text"].startswith("• ")
+    assert p["blocks"][6]["elements"][0]["url"] == LINK
     assert p["text"] == report.card.title  # the notification fallback
 
 
@@ -105,11 +106,12 @@ def test_hostile_text_is_inert_in_every_card():
         for e in card["elements"]:
             if e["tag"] == "div" and e["text"]["tag"] == "lark_md":
                 assert e["text"]["content"] in ("**Highlights**", "**Risks**")
-    # Slack: no `<` survives, so no links, mentions or <!channel> pings.
-    for block in payload("slack", report)["blocks"]:
-        if block["type"] == "section":
-            assert "<" not in block["text"]["text"] and ">" not in block["text"]["text"]
-            assert "&lt;!channel&gt;" in block["text"]["text"] or "&lt;script&gt;" in block["text"]["text"]
+    # Slack: PR text only in plain_text, shown as written (no links, mentions, <!channel>
+    # pings or *bold*); mrkdwn holds only our labels.
+    sections = [b["text"] for b in payload("slack", report)["blocks"] if b["type"] == "section"]
+    assert [t["text"] for t in sections if t["type"] == "mrkdwn"] == ["*Highlights*", "*Risks*"]
+    texts = [t["text"] for t in sections if t["type"] == "plain_text"]
+    assert len(texts) == 2 and all("<!channel>" in t or "<script>" in t for t in texts)
     # DingTalk / WeCom Markdown: rendered permissively, no tag, image or link but ours.
     ding = payload("dingtalk", report)["actionCard"]["text"]
     wecom = payload("wecom", report)["markdown"]["content"]

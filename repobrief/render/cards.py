@@ -192,18 +192,19 @@ def slack_payload(report: Report) -> dict:
     if link and len(link) > SLACK_URL_MAX:
         link = None
 
-    def section(key: str, lines: list[str], cap: int | None) -> dict:
-        body = "\n".join(f"• {escape_slack(_cap(' '.join(s.split()), cap))}" for s in lines) or escape_slack(
-            _empty(report, key)
-        )
-        return {"type": "section", "text": {"type": "mrkdwn", "text": f"*{_label(report, key)}*\n{body}"}}
+    def section(key: str, lines: list[str], cap: int | None) -> list[dict]:
+        # Our label in mrkdwn; PR text only in plain_text, which Slack shows as written:
+        # `*bold*`, `_it_` or a `<!channel>` in a title stays text (as in Feishu cards).
+        body = "\n".join(f"• {_cap(' '.join(s.split()), cap)}" for s in lines) or _empty(report, key)
+        return [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{escape_slack(_label(report, key))}*"}},
+                {"type": "section", "text": {"type": "plain_text", "text": body, "emoji": False}}]
 
     def build(cap: int | None) -> dict:
         blocks = [
             {"type": "header", "text": {"type": "plain_text", "text": shorten(card.title, SLACK_HEADER_MAX), "emoji": False}},
-            section("highlights", card.highlights, cap),
+            *section("highlights", card.highlights, cap),
             {"type": "divider"},
-            section("risks", card.risks, cap),
+            *section("risks", card.risks, cap),
         ]
         if link:
             button = shorten(card.button or _label(report, "button"), SLACK_BUTTON_TEXT_MAX)
