@@ -229,7 +229,8 @@ def test_config_type_errors_show_harmless_values(week26, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [(None, "does not exist"), ("{not json", "is not valid JSON"), ('{"a": 1}', "is not a repobrief report")],
+    [(None, "does not exist"), ("{not json", "is not valid JSON"), ('{"a": 1}', "is not a repobrief report"),
+     ('{"schema_version": 99, "card": {}}', "has schema_version 99; this repobrief reads 1.x")],
 )
 def test_publish_cli_bad_report_file(tmp_path, content, needle):
     path = tmp_path / "REPORT.json"
