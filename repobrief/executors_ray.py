@@ -33,14 +33,11 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import RepobriefError, UsageError
 from .executors import Executor, OnResult
 from .team import EndpointSettings, JobResult, RaySettings, RepoJob, run_job
-
-if TYPE_CHECKING:
-    from .store import Store
 
 __all__ = ["LLMPool", "PoolClient", "RayExecutor"]
 
@@ -98,28 +95,21 @@ class LLMPool:
     next least busy endpoint; when all have failed the error goes back to the
     worker's `ChatClient`, whose retries, backoff and budget apply as usual."""
 
-    def __init__(self, endpoints: list[dict], store_url: str = "") -> None:
+    def __init__(self, endpoints: list[dict]) -> None:
         self._endpoints = [
             _Endpoint(e["base_url"].rstrip("/"), max(1, int(e.get("concurrency") or 1)),
                       os.environ.get(e.get("api_key_env") or "", "") or e.get("api_key", ""))
             for e in endpoints
         ]
-        self._store_url = store_url
-        self._store: Store | None = None
         self._cond: asyncio.Condition | None = None
         self._inflight: dict[str, asyncio.Future] = {}
         self._answers: dict[str, dict] = {}
         self.shared = 0  # asks answered by a request another worker had sent
-        self.cache_hits = 0
-
-    def _get_store(self):
-        if self._store is None and self._store_url:
-            from .store import open_store
-
-            self._store = open_store(self._store_url)
-        return self._store
 
     async def complete(self, key: str, request: dict, timeout: float, prompt_version: str) -> dict:
+        # The response cache is the workers' own (`ChatClient`): asked before the pool, it
+        # keeps an answer only once its unit passed the checks, so an answer that failed
+        # them is asked again in the next run. The pool only shares this run's answers.
         if key in self._answers:
             self.shared += 1
             return {**self._answers[key], "shared": True}
@@ -130,11 +120,7 @@ class LLMPool:
         fut = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:
-            answer = await self._cached(key)
-            if answer is None:
-                answer = await self._send(request, timeout)
-                if "error" not in answer:
-                    await self._remember(key, answer, request.get("model", ""), prompt_version)
+            answer = await self._send(request, timeout)
             if "error" not in answer:
                 self._answers[key] = answer
             fut.set_result(answer)
@@ -144,34 +130,6 @@ class LLMPool:
             raise
         finally:
             del self._inflight[key]
-
-    async def _cached(self, key: str) -> dict | None:
-        try:
-            store = self._get_store()
-            if store is None:
-                return None
-            hit = await asyncio.to_thread(store.cache_get, key)
-        except RepobriefError:
-            return None  # a store that cannot be read costs a request, not the answer
-        if hit is None:
-            return None
-        self.cache_hits += 1
-        return {"content": hit.response, "tool_args": None, "prompt_tokens": hit.prompt_tokens,
-                "completion_tokens": hit.completion_tokens, "endpoint": "cache"}
-
-    async def _remember(self, key: str, answer: dict, model: str, prompt_version: str) -> None:
-        try:
-            store = self._get_store()
-        except RepobriefError:
-            return
-        if store is None:
-            return
-        text = answer["tool_args"] if answer.get("tool_args") is not None else answer["content"]
-        try:
-            await asyncio.to_thread(store.cache_put, key, model=model, prompt_version=prompt_version, response=text,
-                                    prompt_tokens=answer["prompt_tokens"], completion_tokens=answer["completion_tokens"])
-        except RepobriefError:
-            pass  # the worker's ChatClient writes the same entry; the answer is not lost
 
     def _condition(self) -> asyncio.Condition:
         # Made on first use, inside the actor's event loop.
@@ -266,7 +224,6 @@ class LLMPool:
                            "prompt_tokens": e.prompt_tokens, "completion_tokens": e.completion_tokens}
                           for e in self._endpoints],
             "shared": self.shared,
-            "cache_hits": self.cache_hits,
             "answers": len(self._answers),
         }
 
@@ -410,10 +367,9 @@ class RayExecutor(Executor):
             llm = llm_jobs[0].settings.llm
             endpoints = [{"base_url": llm.base_url or "https://api.openai.com/v1", "concurrency": llm.concurrency,
                           "api_key": llm.api_key}]
-        store_urls = {j.db for j in llm_jobs if j.db}
         limit = sum(e["concurrency"] for e in endpoints)
         actor = ray.remote(num_cpus=0, max_concurrency=max(64, 4 * limit), max_restarts=1)(LLMPool)
-        return actor.remote(endpoints, next(iter(store_urls)) if len(store_urls) == 1 else "")
+        return actor.remote(endpoints)
 
     # --------------------------------------------------------------------- run
 

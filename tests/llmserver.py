@@ -30,6 +30,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False  # close the connection without an answer (an endpoint going down)
+    content_type: str = "application/json"  # of a whole `body` (a web page: "text/html")
 
 
 @dataclass
@@ -112,11 +113,19 @@ def default_week_answer(call: Call) -> dict:
     def item(r: dict, label: str) -> dict:
         return {"name": f"{label}: {r['title'][:40]}", "text": r["key_contribution"], "prs": [r["pr"]]}
 
+    # section 4 names every breaking change and the most severe risks, as the offline one does
+    risk_items = [
+        {"name": ("风险：" if zh else "Risk: ") + r["kind"], "text": ("涉及" if zh else "Involves ") + ", ".join(f"#{n}" for n in r["prs"][:3]) + ("。" if zh else "."), "prs": r["prs"][:3]}
+        for r in ranked[:3] + [r for r in ranked[3:] if r["kind"] == "breaking_change"]
+    ]
+    listed = {n for i in risk_items for n in i["prs"]}
+    risk_items += [{"name": "Breaking", "text": f"#{n}", "prs": [n]} for n in facts["statistics"].get("breaking_prs", []) if n not in listed]
+
     return {
         "summary": summary,
         "key_changes": [item(r, "Change") for r in top],
         "trends": [item(r, "Trend") for r in top[:3]],
-        "risks": [item(r, "Risk") for r in top[:3]],
+        "risks": risk_items or [item(r, "Risk") for r in top[:3]],
         "recommendations": [item(r, "Review") for r in top[:4]],
         "closing": "以上为本周周报。" if zh else "That is all for this week.",
         "card_highlights": [f"#{r['pr']} {r['title'][:40]}" for r in top[:3]],
@@ -212,7 +221,8 @@ class ScriptedLLM:
                 pass
             return None
         if reply.body is not None or reply.status != 200:
-            return self._send(handler, reply.status, reply.body if reply.body is not None else {"error": {"message": "scripted error"}}, reply.headers)
+            return self._send(handler, reply.status, reply.body if reply.body is not None else {"error": {"message": "scripted error"}},
+                              reply.headers, reply.content_type)
         content = reply.content
         if content is None:
             answer = default_pr_answer(call) if call.kind == "pr" else default_week_answer(call)
@@ -241,11 +251,11 @@ class ScriptedLLM:
         )
 
     @staticmethod
-    def _send(handler, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(handler, status: int, body: Any, headers: dict[str, str] | None = None, content_type: str = "application/json") -> None:
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         try:
             handler.send_response(status)
-            handler.send_header("content-type", "application/json")
+            handler.send_header("content-type", content_type)
             handler.send_header("content-length", str(len(data)))
             for k, v in (headers or {}).items():
                 handler.send_header(k, v)

@@ -302,3 +302,30 @@ def test_model_refusing_temperature_is_asked_without_it_and_cache_keys_stay(llm,
         assert json.loads(text) == {"ok": True} and acct.requests == 2 and acct.fallbacks == []
         _, again, _ = _run(_settings(llm), store=store)  # a new run starts with temperature again: same key
         assert again.requests == 0 and again.cache_hits == 1
+
+
+def test_attempts_that_cannot_connect_are_not_counted_as_requests():
+    """Connection-refused attempts were once counted as requests sent."""
+    with ScriptedLLM() as server:
+        url = server.base_url  # the port is free again once the server stops
+    acct = Accounting(model="m")
+
+    async def go():
+        client = ChatClient(LLMSettings(model="m", base_url=url, api_key="k", timeout=2.0), prompt_version="t1",
+                            accounting=acct, deadline=time.monotonic() + 20)
+        try:
+            await client.complete(MESSAGES, "answer", SCHEMA)
+        finally:
+            await client.aclose()
+
+    with pytest.raises(UnitFailed, match="unreachable") as e:
+        asyncio.run(go())
+    assert e.value.kind == "unreachable"
+    assert acct.requests == 0 and acct.retries == 0 and acct.connection_failures == 4
+
+
+def test_json_that_is_not_a_chat_completion_is_a_clear_error(llm):
+    llm.rules.append(lambda c: Reply(body={"status": "ok", "service": "gateway"}))
+    with pytest.raises(EngineError) as e:
+        _run(_settings(llm))
+    assert "did not return a chat completion" in str(e.value) and "/v1" in e.value.hint

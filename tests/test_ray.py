@@ -236,7 +236,8 @@ def test_llm_pool_sends_each_request_once_across_workers_and_survives_a_killed_w
     rows = stored_reports(shared_store)
     assert len(rows) == len(set(rows)) == 10
     keys = [k for (k,) in _rows(shared_store, "SELECT key FROM llm_cache")]
-    assert len(keys) == len(set(keys)) == len(calls)
+    # cached once each, and only answers whose unit passed the checks (the workers cache them)
+    assert keys and len(keys) == len(set(keys)) <= len(calls)
 
 
 # ------------------------------------------------------------------ errors a user sees

@@ -140,10 +140,15 @@ def report(
             )
             if "requests" in eng:  # the llm engine's accounting, one line
                 cost = eng.get("estimated_cost")
+                # Units that fell back (PRs, sections), not the problems noted beside them (cache, store).
+                fallbacks = sum(1 for f in eng.get("fallbacks", []) if f.get("unit", "").startswith(("pr:", "section:")))
+                refused = eng.get("connection_failures", 0)
                 typer.echo(
-                    f"llm {eng.get('model')}: {eng['requests']} requests, {eng['prompt_tokens']}+{eng['completion_tokens']} tokens, "
-                    f"{eng['cache_hits']} cached, {eng['retries'] + eng.get('repair_retries', 0)} retries, "
-                    f"{len(eng.get('fallbacks', []))} fallbacks" + (f", ~${cost:.4f}" if cost is not None else ""),
+                    f"llm {eng.get('model')}: {counted(eng['requests'], 'request')}, "
+                    f"{eng['prompt_tokens']}+{eng['completion_tokens']} tokens, {eng['cache_hits']} cached, "
+                    f"{counted(eng['retries'], 'retry', 'retries')}, {counted(eng.get('repair_retries', 0), 're-ask')}, "
+                    + (f"{counted(refused, 'failed connection')}, " if refused else "")
+                    + f"{counted(fallbacks, 'fallback')}" + (f", ~${cost:.4f}" if cost is not None else ""),
                     err=True,
                 )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -77,7 +78,9 @@ def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
         if llm.base_url and "api.openai.com" not in llm.base_url:
             raise EngineError(
                 f"no model is set for the LLM endpoint {llm.base_url}",
-                "pass --llm-model NAME or set REPOBRIEF_LLM_MODEL (or [llm] model); or run with --engine offline",
+                # `backfill`, `site` and `run` have no --llm-model flag: name what every command reads
+                "set [llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL=NAME (`report` and `batch export` also take "
+                "--llm-model NAME); or run with --engine offline",
             )
         llm = replace(llm, model=DEFAULT_OPENAI_MODEL)
     return llm.validate()  # settings built in code skip `Settings.validate`
@@ -104,7 +107,7 @@ class FactsView:
         """The statistics a count may equal, per what it says it counts (`Grounds.kinds`):
         "4 PRs" must be a number of PRs — of the week, a type, module or theme, a
         week of the history — not files_changed or the baseline's 12 weeks."""
-        from ..llm.grounding import collect_numbers
+        from ..llm.grounding import collect_numbers, numbers_in_data
 
         s = self.stats
         wow = s.get("week_over_week") or {}
@@ -127,14 +130,64 @@ class FactsView:
         added = collect_numbers([s.get("lines_added"), compared("lines_added"), [p.lines_added for p in self.prs]])
         deleted = collect_numbers([s.get("lines_deleted"), compared("lines_deleted"), [p.lines_deleted for p in self.prs]])
         total = [(s.get("lines_added") or 0) + (s.get("lines_deleted") or 0), [p.lines for p in self.prs]]
+        # the detectors' evidence counts lines too ("#6779: 1,698 lines in verl/trainer")
+        evidence = [e for r in self.risks for e in r.get("evidence") or []]
+        evidence += [e for a in self.analyses.values() for r in a.risks for e in r.evidence]
         return {
             "prs": prs,
             "contributors": collect_numbers([s.get("contributors")]),
             "first_time": collect_numbers([s.get("first_time_contributors")]),
             "lines_added": added,
             "lines_deleted": deleted,
-            "lines": added | deleted | collect_numbers(total),
+            "lines": added | deleted | collect_numbers(total) | numbers_in_data(evidence),
         }
+
+    def count_ties(self) -> dict[str, set[float]]:
+        """What a number stated as the span's total of merged PRs, the previous span's, or
+        their difference must be (`Grounds.ties`): "merged 27 PRs" is not true because
+        some theme or earlier week had 27."""
+        s = self.stats
+        wow = (s.get("week_over_week") or {}).get("merged_prs") or {}
+        total = {float(len(self.prs))} | ({float(s["merged_prs"])} if s.get("merged_prs") is not None else set())
+        previous = wow.get("previous")
+        return {
+            "total": total,
+            "previous": set() if previous is None else {float(previous)},
+            "delta": set() if previous is None else {float(abs(wow.get("delta") or 0))},
+        }
+
+    def topics(self) -> dict[str, set[float]]:
+        """Themes, modules and types by the names a sentence may use for them, with the
+        figures a true sentence about one may state (`Grounds.topics`)."""
+        from ..i18n import catalog
+
+        out: dict[str, set[float]] = {}
+
+        def add(name: str, values) -> None:
+            name = (name or "").strip()
+            if len(name) < 2:
+                return
+            parts = {name} | {p.strip() for p in re.split(r"[()（）/、,，]", name) if len(p.strip()) >= 2}
+            for part in parts:
+                out.setdefault(part, set()).update(float(v) for v in values if v is not None)
+
+        for t in self.themes:
+            previous = t.get("previous_week")
+            values = [t["count"], previous, t.get("baseline_mean"), len(t.get("prs") or [])]
+            if previous is not None:
+                values.append(abs(t["count"] - previous))
+            add(t["name"], values)
+        names = self.stats.get("theme_names") or {}
+        for key, count in (self.stats.get("by_theme") or {}).items():
+            add(names.get(key, ""), [count])
+            add(key.split(":", 1)[-1], [count])
+        for key, count in (self.stats.get("by_module") or {}).items():
+            add(key, [count])
+        cat = catalog(self.lang if self.lang in ("zh", "en") else "en")
+        for key, count in (self.stats.get("by_type") or {}).items():
+            add(key, [count])
+            add(cat.type_name(key), [count])
+        return out
 
 
 @dataclass
@@ -198,6 +251,9 @@ def facts_view(facts: Any) -> FactsView:
     settings = getattr(facts, "settings", None)
     extra.add(float(getattr(settings, "threshold", 5.0) or 5.0))
     extra.add(float(getattr(settings, "baseline_weeks", 12) or 12))
+    # a record is "the most of any week in the last N", N counting this week with the history
+    extra |= {float(t["history_weeks"] + 1) for t in themes if t.get("history_weeks") is not None}
+    extra.add(float(((stats.get("baseline") or {}).get("weeks") or 0) + 1))
     return FactsView(
         repository=getattr(facts, "repository", ""),
         week=str(week),
@@ -277,6 +333,9 @@ class LLMEngine(Engine):
         self.disagreements: dict[int, list[dict]] = {}  # where the model departed from the offline hints, and why
         self._to_save: list[tuple[PRAnalysis, str]] = []
         self._deadline: float | None = None
+        self._endpoint: Any = None  # repobrief.llm.client.EndpointState: what this report's requests learnt
+        self._fallback_kinds: dict[str, str] = {}  # unit -> why it fell back (UnitFailed.kind, or "checks")
+        self._days: int | None = None
         self._offline = None
         self._ctx: AnalysisContext | None = None
         self._lang = settings.language if settings else "zh"
@@ -330,6 +389,10 @@ class LLMEngine(Engine):
         from ..llm.client import ChatClient
         from ..llm.prompts import PROMPT_VERSION
 
+        if self._endpoint is None:
+            from ..llm.client import EndpointState
+
+            self._endpoint = EndpointState()
         return ChatClient(
             self.llm_settings,
             store=self._store,
@@ -337,10 +400,12 @@ class LLMEngine(Engine):
             prompt_version=PROMPT_VERSION,
             accounting=self.acct,
             deadline=self._budget_deadline(),
+            state=self._endpoint,  # an endpoint found down while analysing PRs is down for the composition too
         )
 
-    def _fallback(self, unit: str, reason: str) -> None:
+    def _fallback(self, unit: str, reason: str, kind: str = "checks") -> None:
         self.acct.fallbacks.append({"unit": unit, "reason": reason})
+        self._fallback_kinds[unit] = kind
 
     def close(self) -> None:
         if self._own_store and self._store is not None:
@@ -361,6 +426,8 @@ class LLMEngine(Engine):
         self.acct = Accounting(model=self.llm_settings.model)
         self.input_cuts = {}
         self.disagreements = {}
+        self._endpoint = None
+        self._fallback_kinds = {}
         self._ctx = ctx
         hints, diffs = self._prepare(prs, ctx)
         return _run(self._analyze_all(prs, ctx, hints, diffs))
@@ -419,7 +486,7 @@ class LLMEngine(Engine):
                 if isinstance(res, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
                     raise res
                 reason = f"unexpected error: {type(res).__name__}: {res}"
-                self._fallback(f"pr:{pr.number}", reason)
+                self._fallback(f"pr:{pr.number}", reason, "error")
                 res = replace(hints[pr.number], engine="offline", fallback_reason=reason)
             out[pr.number] = res
         return out
@@ -479,15 +546,20 @@ class LLMEngine(Engine):
         if unit.cuts:
             self.input_cuts[pr.number] = unit.cuts
         schema, grounds = unit.schema, unit.grounds
-        messages = unit.messages
         problems: list[str] = []
-        where: dict = {}
-        for attempt in range(2):
+        # An answer is cached only once its unit passed the checks (with the re-ask that
+        # repaired it), so an answer that failed is asked again in the next run. A re-ask
+        # the cache answered that fails (a cache from an older version, an imported batch)
+        # is asked again live rather than replayed as the last word.
+        keep: list = []
+        messages, fresh, attempt = unit.messages, False, 0
+        while True:
+            where: dict = {}
             try:
-                text = await client.complete(messages, unit.schema_name, schema, where)
+                text = await client.complete(messages, unit.schema_name, schema, where, fresh=fresh, keep=keep, repair=attempt > 0)
             except UnitFailed as e:
                 reason = f"request failed: {e.reason}"
-                self._fallback(f"pr:{pr.number}", reason)
+                self._fallback(f"pr:{pr.number}", reason, e.kind)
                 return replace(hint, engine="offline", fallback_reason=reason)
             try:
                 out = PRAnalysisOut.model_validate(extract_json(text))
@@ -497,6 +569,7 @@ class LLMEngine(Engine):
             except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
                 problems = [f"the answer does not match the schema: {_short_validation(e)}"]
             if not problems:
+                client.remember(keep)
                 analysis, said = self._merge_pr(pr, hint, out)
                 if said:
                     self.disagreements[pr.number] = said
@@ -504,10 +577,14 @@ class LLMEngine(Engine):
                     self._to_save.append((analysis, _hash_messages(unit.messages)))
                 return analysis
             if attempt == 0:
-                self.acct.repair_retries += 1
+                attempt = 1
                 messages = unit.messages + [{"role": "assistant", "content": (text or "")[:6000]}, retry_message(problems)]
+            elif where.get("cached") and not fresh:
+                fresh = True
+            else:
+                break
         reason = "; ".join(problems[:3])
-        self._fallback(f"pr:{pr.number}", reason)
+        self._fallback(f"pr:{pr.number}", reason, "checks")
         return replace(hint, engine="offline", fallback_reason=reason)
 
     @staticmethod
@@ -643,65 +720,16 @@ class LLMEngine(Engine):
         return out
 
     async def _compose(self, view: FactsView, base: Sections, base_card: Card) -> tuple[Sections, Card]:
-        from ..llm.client import UnitFailed
-        from ..llm.extract import ExtractionError, extract_json
-        from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-        from ..llm.prompts import build_compose_input, period_span, retry_message, schema_for
+        from ..llm.prompts import build_compose_input, schema_for
         from ..llm.schema import SectionsOut, json_schema
 
+        self._days = view.days
         schema = schema_for(json_schema(SectionsOut), view.days)
         messages = build_compose_input(view, view.lang, schema)
-        week_prs = {p.number for p in view.prs}
-        counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
-        figures = (
-            view.extra_numbers
-            | numbers_in_data([p.title for p in view.prs])
-            | numbers_in_data([a.key_contribution for a in view.analyses.values()])
-            | {round(a.importance, 1) for a in view.analyses.values()}
-        )
-        # what the week's PRs revert or quote in their titles may be named too ("reverts #5")
-        extra_refs = {n for p in view.prs for n in _quoted_refs(p)}
-        grounds = Grounds(week_prs=week_prs, counts=counts, figures=figures, kinds=view.count_kinds(), extra_refs=extra_refs,
-                          span=period_span(view.days))
+        grounds = compose_grounds(view)
         client = self._client()
-        good: dict[str, Any] = {}
-        problems_by_unit: dict[str, list[str]] = {}
         try:
-            conv = messages
-            for attempt in range(2):
-                try:
-                    text = await client.complete(conv, "weekly_report", schema)
-                except UnitFailed as e:
-                    for u in SECTION_UNITS:
-                        if u not in good:
-                            problems_by_unit[u] = [f"request failed: {e.reason}"]
-                    break
-                try:
-                    out = SectionsOut.model_validate(extract_json(text))
-                except ExtractionError as e:
-                    problems_by_unit = {u: [str(e)] for u in SECTION_UNITS if u not in good}
-                    out = None
-                except Exception as e:  # pydantic.ValidationError
-                    problems_by_unit = {u: [f"the answer does not match the schema: {_short_validation(e)}"] for u in SECTION_UNITS if u not in good}
-                    out = None
-                if out is not None:
-                    problems_by_unit = {}
-                    for unit in SECTION_UNITS:
-                        if unit in good:
-                            continue
-                        value = _unit_value(out, unit)
-                        probs = _ground_unit(unit, value, grounds, view.lang, view)
-                        if probs:
-                            problems_by_unit[unit] = probs
-                        else:
-                            good[unit] = value
-                if not problems_by_unit or attempt == 1:
-                    break
-                self.acct.repair_retries += 1
-                conv = messages + [
-                    {"role": "assistant", "content": (text or "")[:12000]},
-                    retry_message([p for ps in problems_by_unit.values() for p in ps]),
-                ]
+            good, problems_by_unit, failed = await self._converse(client, messages, schema, grounds, view)
         finally:
             await client.aclose()
 
@@ -709,7 +737,7 @@ class LLMEngine(Engine):
         written = f"llm:{self.llm_settings.model}"
         for unit in SECTION_UNITS:
             if unit in problems_by_unit:
-                self._fallback(f"section:{unit}", "; ".join(problems_by_unit[unit][:3]))
+                self._fallback(f"section:{unit}", "; ".join(problems_by_unit[unit][:3]), failed or "checks")
         sections = Sections(
             summary=good.get("summary", base.summary),
             key_changes=good.get("key_changes", base.key_changes),
@@ -729,6 +757,59 @@ class LLMEngine(Engine):
             highlights, risks = good["card"]
             card = Card(title=base_card.title, highlights=highlights, risks=risks, button=base_card.button, link=base_card.link)
         return sections, card
+
+    async def _converse(self, client, messages, schema, grounds, view: FactsView):
+        """The composition conversation: the request and, when sections fail, one re-ask
+        naming the problems (asked again live if the cache answered it and it fails: see
+        `_analyze_one`). Returns the grounded sections, the problems of the others, and
+        the kind of a request failure (None when the answers came back)."""
+        from ..llm.client import UnitFailed
+        from ..llm.extract import ExtractionError, extract_json
+        from ..llm.prompts import retry_message
+        from ..llm.schema import SectionsOut
+
+        good: dict[str, Any] = {}
+        problems_by_unit: dict[str, list[str]] = {}
+        keep: list = []
+        conv, fresh, attempt = messages, False, 0
+        while True:
+            where: dict = {}
+            try:
+                text = await client.complete(conv, "weekly_report", schema, where, fresh=fresh, keep=keep, repair=attempt > 0)
+            except UnitFailed as e:
+                return good, {u: [f"request failed: {e.reason}"] for u in SECTION_UNITS if u not in good}, e.kind
+            try:
+                out = SectionsOut.model_validate(extract_json(text))
+            except ExtractionError as e:
+                problems_by_unit = {u: [str(e)] for u in SECTION_UNITS if u not in good}
+                out = None
+            except Exception as e:  # pydantic.ValidationError
+                problems_by_unit = {u: [f"the answer does not match the schema: {_short_validation(e)}"] for u in SECTION_UNITS if u not in good}
+                out = None
+            if out is not None:
+                problems_by_unit = {}
+                for unit in SECTION_UNITS:
+                    if unit in good:
+                        continue
+                    value = _unit_value(out, unit)
+                    probs = _ground_unit(unit, value, grounds, view.lang, view)
+                    if probs:
+                        problems_by_unit[unit] = probs
+                    else:
+                        good[unit] = value
+            if not problems_by_unit:
+                client.remember(keep)  # cached only when every section passed
+                return good, {}, None
+            if attempt == 0:
+                attempt = 1
+                conv = messages + [
+                    {"role": "assistant", "content": (text or "")[:12000]},
+                    retry_message([p for ps in problems_by_unit.values() for p in ps]),
+                ]
+            elif where.get("cached") and not fresh:
+                fresh = True
+            else:
+                return good, problems_by_unit, None
 
     # ------------------------------------------------------------ accounting
 
@@ -754,6 +835,7 @@ class LLMEngine(Engine):
             "cached_tokens": a.cached_prompt_tokens + a.cached_completion_tokens,
             "retries": a.retries,
             "repair_retries": a.repair_retries,
+            "connection_failures": a.connection_failures,
             "fallbacks": list(a.fallbacks),
             "input_cuts": {str(k): v for k, v in sorted(self.input_cuts.items())},
             "disagreements": {str(k): v for k, v in sorted(self.disagreements.items())},
@@ -763,20 +845,104 @@ class LLMEngine(Engine):
 
     @property
     def warnings(self) -> list[str]:
-        """What the report should tell its reader about units the model did not write."""
-        prs = [f for f in self.acct.fallbacks if f["unit"].startswith("pr:")]
-        sections = [f["unit"].split(":", 1)[1] for f in self.acct.fallbacks if f["unit"].startswith("section:")]
+        """What the report should tell its reader about units the model did not write:
+        in the report's language, the sections by their headings and why in a short form
+        (the full reasons are in the JSON `engine.fallbacks`)."""
+        prs = [f["unit"] for f in self.acct.fallbacks if f["unit"].startswith("pr:")]
+        sections = [f["unit"] for f in self.acct.fallbacks if f["unit"].startswith("section:")]
         out: list[str] = []
-        down = next((f["reason"] for f in self.acct.fallbacks if "unreachable" in f["reason"] or "budget" in f["reason"]), None)
-        why = f" ({down})" if down else ""
         if prs:
-            out.append(Notice(f"llm: the analyses of {len(prs)} PRs fell back to the offline engine{why}", "llm_prs",
+            en, why = self._why(prs)
+            out.append(Notice(f"llm: the analyses of {len(prs)} PRs fell back to the offline engine{en}", "llm_prs",
                               count=len(prs), why=why))
         if sections:
-            out.append(Notice(f"llm: sections fell back to the offline composer: {', '.join(sections)}", "llm_sections",
-                              sections=", ".join(sections)))
+            names = [u.split(":", 1)[1] for u in sections]
+            en, why = self._why(sections)
+            out.append(Notice(f"llm: sections fell back to the offline composer: {_unit_names(names, 'en', self._days)}{en}",
+                              "llm_sections", sections=_unit_names(names, self._lang, self._days), why=why))
         out += [f"llm: {f['reason']}" for f in self.acct.fallbacks if f["unit"] in ("cache", "store")]
         return out
+
+    def _why(self, units: list[str]) -> tuple[str, str]:
+        """Why `units` fell back, in a short form: in English, and in the report's language."""
+        kinds: dict[str, int] = {}
+        for u in units:
+            k = self._fallback_kinds.get(u, "checks")
+            k = k if k in _WHY_KINDS else "failed"
+            kinds[k] = kinds.get(k, 0) + 1
+        order = sorted(kinds, key=lambda k: (-kinds[k], _WHY_KINDS.index(k)))
+        budget = f"{self.llm_settings.budget_seconds:g}" if self._llm else ""
+        return tuple(_why_text(order, lang, budget) for lang in ("en", self._lang))  # type: ignore[return-value]
+
+
+# why units fell back, as the reader is told (catalog `[llm] why_…`)
+_WHY_KINDS = ("unreachable", "budget", "rate_limited", "checks", "failed")
+
+
+def _why_text(kinds: list[str], lang: str, budget: str) -> str:
+    from ..i18n import catalog
+
+    cat = catalog(lang if lang in ("zh", "en") else "en")
+    parts = [cat.t(f"llm.why_{k}", seconds=budget) if k == "budget" else cat.t(f"llm.why_{k}") for k in kinds]
+    return cat.t("llm.why", reasons=cat.t("llm.why_sep").join(parts)) if parts else ""
+
+
+def _unit_names(units: list[str], lang: str, days: int | None) -> str:
+    """Section units by the headings the report shows them under (the closing line and the
+    card have none: the catalog's `[llm]` names them)."""
+    from ..i18n import catalog
+
+    cat = catalog(lang if lang in ("zh", "en") else "en")
+    headings = cat.headings(days)
+    return cat.join([headings.get(u) or cat.get("llm", f"unit_{u}") or u for u in units])
+
+
+def compose_grounds(view: FactsView):
+    """What the week's sections may cite and state (`repobrief.llm.grounding.Grounds`)."""
+    from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
+    from ..llm.prompts import period_span
+
+    counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
+    figures = (
+        view.extra_numbers
+        | numbers_in_data([p.title for p in view.prs])
+        # the PRs' own text: the key changes retell it ("verl issue/PR 6117", "40% faster")
+        | numbers_in_data([p.body or "" for p in view.prs])
+        | numbers_in_data([a.key_contribution for a in view.analyses.values()])
+        | {round(a.importance, 1) for a in view.analyses.values()}
+    )
+    return Grounds(
+        week_prs={p.number for p in view.prs},
+        counts=counts,
+        figures=figures,
+        kinds=view.count_kinds(),
+        # what the week's PRs revert or quote in their titles may be named too ("reverts #5")
+        extra_refs={n for p in view.prs for n in _quoted_refs(p)},
+        span=period_span(view.days),
+        ties=view.count_ties(),
+        topics=view.topics(),
+    )
+
+
+def ground_sections(view: FactsView, sections: Sections, card: Card) -> dict[str, list[str]]:
+    """The grounding problems of written sections and card, per unit (none: all pass).
+    The offline composer's own text must always pass (tests/test_llm_grounding.py)."""
+    grounds = compose_grounds(view)
+    values = {
+        "summary": sections.summary,
+        "key_changes": sections.key_changes,
+        "trends": sections.trends,
+        "risks": sections.risks,
+        "recommendations": sections.recommendations,
+        "closing": sections.closing,
+        "card": (list(card.highlights), list(card.risks)),
+    }
+    out = {}
+    for unit, value in values.items():
+        problems = _ground_unit(unit, value, grounds, view.lang, view)
+        if problems:
+            out[unit] = problems
+    return out
 
 
 def _quoted_refs(pr: PullRequest) -> set[int]:
@@ -816,38 +982,72 @@ def _has_cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def _card_risk_problems(lines: list[str], view: FactsView) -> list[str]:
-    """The card shows the week's top 2-3 risks (report-format.md, "Chat card"): its
-    risk lines must cite the PRs of the two most severe detected risks and of every
-    breaking change, so a card cannot say "no risks" over a report that lists some."""
+def _risk_coverage(where: str, cited: set[int], view: FactsView) -> list[str]:
+    """What a text that presents the week's risks leaves out: it must cite the PRs of
+    the two most severe detected risks and of every breaking change."""
     from ..analysis.risks import SEVERITY_ORDER
-    from ..llm.grounding import pr_refs
 
-    cited = {n for line in lines for n in pr_refs(line)}
     ranked = sorted(view.risks, key=lambda r: SEVERITY_ORDER.get(r["severity"], len(SEVERITY_ORDER)))
     must = ranked[:2] + [r for r in ranked[2:] if r["kind"] == "breaking_change"]
     problems = []
-    if view.risks and not lines:
-        problems.append(f"card_risks is empty, but the week has {len(view.risks)} detected risks: list the top 2-3")
     for r in must:
         if r["prs"] and not cited & set(r["prs"]):
-            problems.append(f"card_risks leaves out the risk {r['title']!r} ({', '.join(f'#{n}' for n in r['prs'][:3])})")
+            problems.append(f"{where} leaves out the risk {r['title']!r} ({', '.join(f'#{n}' for n in r['prs'][:3])})")
     missing = [n for n in view.stats.get("breaking_prs") or [] if n not in cited]
     if missing:
-        problems.append(f"card_risks leaves out the breaking change in {', '.join(f'#{n}' for n in missing)}")
+        problems.append(f"{where} leaves out the breaking change in {', '.join(f'#{n}' for n in missing)}")
+    return problems
+
+
+def _card_risk_problems(lines: list[str], view: FactsView) -> list[str]:
+    """The card shows the week's top 2-3 risks (report-format.md, "Chat card"), so it
+    cannot say "no risks" over a report that lists some."""
+    from ..llm.grounding import pr_refs
+
+    problems = []
+    if view.risks and not lines:
+        problems.append(f"card_risks is empty, but the week has {len(view.risks)} detected risks: list the top 2-3")
+    return problems + _risk_coverage("card_risks", {n for line in lines for n in pr_refs(line)}, view)
+
+
+def _risk_section_problems(items: list[Item], view: FactsView) -> list[str]:
+    """Section 4 presents the week's risks (report-format.md): like the card, it names
+    every breaking change and the most severe risks, whatever else it chooses."""
+    from ..llm.grounding import pr_refs
+
+    cited = {n for item in items for n in [*item.prs, *pr_refs(f"{item.name} {item.text}")]}
+    return _risk_coverage("risks", cited, view) if view.risks else []
+
+
+def _denial_problems(where: str, text: str, view: FactsView) -> list[str]:
+    """A text that says there are no risks (or no breaking change) when some were detected."""
+    from ..llm.grounding import denies_breaking, denies_risks
+
+    problems = []
+    if view.risks and denies_risks(text):
+        titles = ", ".join(repr(r["title"]) for r in view.risks[:3])
+        problems.append(f"{where} says there are no risks, but {len(view.risks)} were detected ({titles}, …): "
+                        "name the main ones or leave the claim out")
+    breaking = view.stats.get("breaking_prs") or []
+    if breaking and denies_breaking(text):
+        problems.append(f"{where} says there is no breaking change, but {', '.join(f'#{n}' for n in breaking)} "
+                        f"{'is' if len(breaking) == 1 else 'are'} breaking")
     return problems
 
 
 def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | None = None) -> list[str]:
     problems: list[str] = []
+    def denials(where: str, text: str) -> list[str]:
+        return _denial_problems(where, text, view) if view is not None else []
+
     if unit == "summary":
         if not value:
             return ["summary is empty"]
         if lang == "zh" and not _has_cjk(value):
             problems.append("summary must be written in Simplified Chinese")
-        return problems + grounds.check_text("summary", value)
+        return problems + grounds.check_text("summary", value) + denials("summary", value)
     if unit == "closing":
-        return grounds.check_text("closing", value) if value else []
+        return grounds.check_text("closing", value) + denials("closing", value) if value else []
     if unit == "card":
         highlights, risks = value
         if not highlights:
@@ -855,11 +1055,11 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
         from ..llm.grounding import pr_refs
 
         for i, line in enumerate(highlights):
-            problems += grounds.check_text(f"card_highlights[{i}]", line)
+            problems += grounds.check_text(f"card_highlights[{i}]", line) + denials(f"card_highlights[{i}]", line)
             if not pr_refs(line):
                 problems.append(f"card_highlights[{i}] names no PR (write it as #NUMBER)")
         for i, line in enumerate(risks):
-            problems += grounds.check_text(f"card_risks[{i}]", line)
+            problems += grounds.check_text(f"card_risks[{i}]", line) + denials(f"card_risks[{i}]", line)
         return problems + (_card_risk_problems(risks, view) if view is not None else [])
     if not value:
         return [f"{unit} has no entries"]
@@ -868,7 +1068,10 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
     for i, item in enumerate(value):
         where = f"{unit}[{i}]"
         problems += grounds.check_prs(where, item.prs)
-        problems += grounds.check_text(where, f"{item.name}\n{item.text}")
+        # an item's name says what its text is about: a trend's counts are its theme's
+        problems += grounds.check_text(where, f"{item.name}\n{item.text}", context=item.name)
         if unit in ("key_changes", "trends", "risks") and not item.prs and not pr_refs(item.text):
             problems.append(f"{where} cites no pull request of {grounds.span}")
+    if unit == "risks" and view is not None:
+        problems += _risk_section_problems(value, view)
     return problems

@@ -31,7 +31,14 @@ _JSON_OBJECT_PROVIDERS = ("deepseek", "moonshot", "bigmodel", "zhipu", "glm-", "
 MAX_ATTEMPTS = 4  # one request plus three retries on 429 / 5xx / timeouts
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 20.0
-BREAKER_THRESHOLD = 3  # consecutive unreachable-endpoint failures before giving up on it
+# Retries that could not reach the endpoint, one after another with no answer in between,
+# before it is taken as down. First attempts do not count: a proxy that drops idle
+# connections fails many concurrent first attempts whose retries all succeed.
+BREAKER_THRESHOLD = 3
+# The least time a request is started with before the budget's end, while no answer has
+# shown how long answers take (after that: the typical answer time so far).
+MIN_REQUEST_SECONDS = 0.25
+LATENCY_MARGIN = 1.25
 
 
 #: When set, a callable `(LLMSettings) -> client` whose client has the `AsyncOpenAI` shape used
@@ -60,26 +67,54 @@ def _import_sdk() -> None:
 
 
 class UnitFailed(Exception):
-    """A request for one unit failed for good (after retries); the unit falls back."""
+    """A request for one unit failed for good (after retries); the unit falls back.
 
-    def __init__(self, reason: str) -> None:
+    `kind` says why, for the reader's warning: `unreachable`, `budget` (the run's time
+    budget), `rate_limited` (the endpoint asked to wait longer than the budget allows),
+    `not_json` (the endpoint's answer is not a chat completion) or `error`."""
+
+    def __init__(self, reason: str, kind: str = "error") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
+
+
+@dataclass
+class EndpointState:
+    """What a report's requests have learnt about the endpoint, shared by the clients of
+    its PR analyses and of its composition."""
+
+    down: str | None = None  # why the endpoint is taken as down: the remaining units fall back at once
+    blocked: str | None = None  # it asked to wait beyond the budget: the remaining units fall back at once
+    blocked_kind: str = "rate_limited"
+    failed_retries: int = 0  # retries that could not connect, one after another, with no answer between
+    answers: int = 0  # chat completions received
+    latencies: list[float] = field(default_factory=list)  # seconds each answer took
+
+    def typical_latency(self) -> float:
+        """How long an answer takes, from the recent ones (0 before the first)."""
+        recent = sorted(self.latencies[-16:])
+        return recent[len(recent) // 2] if recent else 0.0
 
 
 @dataclass
 class Accounting:
     model: str = ""
-    requests: int = 0  # HTTP requests sent, retries included
+    requests: int = 0  # HTTP requests that reached the endpoint, retries and re-asks included
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hits: int = 0
-    retries: int = 0  # transport retries (429, 5xx, timeouts)
-    repair_retries: int = 0  # re-asks after invalid or ungrounded answers
+    retries: int = 0  # transport retries sent (429, 5xx, timeouts, dropped connections)
+    repair_retries: int = 0  # re-asks sent after invalid or ungrounded answers (not those the cache answered)
+    connection_failures: int = 0  # attempts that could not connect (not requests: nothing was sent)
     fallbacks: list[dict] = field(default_factory=list)
     prompt_tokens_estimated: int = 0  # our own count of what we sent or would send
     cached_prompt_tokens: int = 0  # tokens the cache saved
     cached_completion_tokens: int = 0
+
+
+# where the model is set, in every command's terms (`report` and `batch export` also take a flag)
+_MODEL_SETTING = "[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report` and `batch export` also take --llm-model NAME"
 
 
 def choose_mode(settings: LLMSettings) -> str:
@@ -170,6 +205,27 @@ def _as_json_object(req: dict) -> dict:
     return {**req, "response_format": {"type": "json_object"}}
 
 
+def _reached(e: BaseException) -> bool:
+    """Whether a failed attempt reached the endpoint (a request was sent): not when the
+    connection could not be made."""
+    seen: BaseException | None = e.__cause__ or e.__context__
+    while seen is not None:
+        if type(seen).__name__ in ("ConnectError", "ConnectTimeout"):
+            return False
+        seen = seen.__cause__ or seen.__context__
+    import openai
+
+    # an APIConnectionError with no cause (a pool that found no endpoint) sent nothing here
+    return not (isinstance(e, openai.APIConnectionError) and not isinstance(e, openai.APITimeoutError) and e.__cause__ is None)
+
+
+def _describe_body(body: str) -> str:
+    text = (body or "").lstrip("\ufeff \t\r\n")
+    if text[:1] == "<" or "<html" in text[:500].lower():
+        return "an HTML page"
+    return f"text starting {text[:60]!r}" if text else "an empty body"
+
+
 class ChatClient:
     """One run's connection to the endpoint. Create it inside the event loop that uses it."""
 
@@ -182,6 +238,7 @@ class ChatClient:
         prompt_version: str,
         accounting: Accounting,
         deadline: float,
+        state: EndpointState | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -189,14 +246,17 @@ class ChatClient:
         self.prompt_version = prompt_version
         self.acct = accounting
         self.deadline = deadline
+        self.state = state if state is not None else EndpointState()
         self.mode = choose_mode(settings)
         self.initial_mode = self.mode
         self._temperature = True  # dropped for models that refuse it (reasoning models)
         self._sem = asyncio.Semaphore(max(1, settings.concurrency))
         self._client = None
-        self._down_streak = 0
-        self.endpoint_down: str | None = None
         self.fatal: EngineError | None = None
+
+    @property
+    def endpoint_down(self) -> str | None:
+        return self.state.down
 
     # ------------------------------------------------------------- the request
 
@@ -207,9 +267,25 @@ class ChatClient:
         mode = self.initial_mode if canonical else self.mode
         return chat_request(self.settings, mode, messages, schema_name, schema, temperature=canonical or self._temperature)
 
-    async def complete(self, messages: list[dict], schema_name: str, schema: dict, info: dict | None = None) -> str:
+    async def complete(
+        self,
+        messages: list[dict],
+        schema_name: str,
+        schema: dict,
+        info: dict | None = None,
+        *,
+        fresh: bool = False,
+        keep: list | None = None,
+        repair: bool = False,
+    ) -> str:
         """The answer's text (tool-call arguments in `tools` mode), from the cache or the
-        endpoint; `info["cached"]` tells which."""
+        endpoint; `info["cached"]` tells which.
+
+        `fresh=True` asks the endpoint even when the cache has an answer (one that failed
+        the checks is not replayed). With a `keep` list, a new answer is not cached yet
+        but added to it: `remember(keep)` caches the answers of a unit that passed its
+        checks, so that an answer that did not is asked again in the next run. `repair`
+        marks a re-ask after an invalid or ungrounded answer (for the accounting)."""
         if info is not None:
             info["cached"] = False
         if self.fatal is not None:
@@ -223,7 +299,7 @@ class ChatClient:
             from ..store import cache_key
 
             key = cache_key(self.settings.model, self.prompt_version, canonical)
-            if not self.refresh:
+            if not (self.refresh or fresh):
                 try:
                     hit = self.store.cache_get(key)
                 except StoreError as e:  # a broken cache costs a request, not the unit
@@ -236,8 +312,20 @@ class ChatClient:
                     if info is not None:
                         info["cached"] = True
                     return hit.response
-        text, pt, ct = await self._send(req, sent_tokens)
+        text, pt, ct = await self._send(req, sent_tokens, repair=repair)
         if self.store is not None and key is not None:
+            entry = (key, text, pt, ct)
+            if keep is not None:
+                keep.append(entry)
+            else:
+                self.remember([entry])
+        return text
+
+    def remember(self, entries: list) -> None:
+        """Cache answers held back by `complete(keep=…)`."""
+        if self.store is None:
+            return
+        for key, text, pt, ct in entries:
             try:
                 self.store.cache_put(
                     key, model=self.settings.model, prompt_version=self.prompt_version, response=text,
@@ -245,7 +333,7 @@ class ChatClient:
                 )
             except StoreError as e:
                 self._cache_problem(e)
-        return text
+                return
 
     def _cache_problem(self, e: Exception) -> None:
         if not any(f["unit"] == "cache" for f in self.acct.fallbacks):
@@ -270,30 +358,91 @@ class ChatClient:
             await self._client.close()
             self._client = None
 
-    async def _send(self, req: dict, sent_tokens: int) -> tuple[str, int, int]:
+    # ------------------------------------------------------------- sending
+
+    def _check_open(self) -> None:
+        """Fail at once when the endpoint is taken as down, or asked to wait beyond the budget."""
+        if self.state.down:
+            raise UnitFailed(self.state.down, "unreachable")
+        if self.state.blocked:
+            raise UnitFailed(self.state.blocked, self.state.blocked_kind)
+
+    def _budget(self) -> str:
+        return f"time budget of {self.settings.budget_seconds:g}s"
+
+    def _needed(self) -> float:
+        """The least time left in the budget for a request to be worth starting: the
+        typical answer time so far, with a margin for a slower one."""
+        return min(self.settings.timeout, max(MIN_REQUEST_SECONDS, LATENCY_MARGIN * self.state.typical_latency()))
+
+    def _check_budget(self, after: str | None) -> float:
+        """The time left in the budget; UnitFailed when too little is left to start a request."""
+        left = self.deadline - time.monotonic()
+        need = self._needed()
+        if left < need:
+            why = f"{max(0.0, left):.1f}s left, less than a request needs (about {need:.1f}s)" if left > 0 else "no time left"
+            raise UnitFailed(f"{self._budget()} used up: {why}" + (f"; the attempt before: {after}" if after else ""), "budget")
+        return left
+
+    def _not_json(self, body: str | None, *, said: str = "did not return JSON") -> None:
+        """The endpoint answered 200 with something that is not a chat completion: with no
+        answer received yet it is not the API (a web page at the base URL), else one unit fails."""
+        what = _describe_body(body) if body is not None else "no choices"
+        reason = f"the endpoint {said} ({what}: is the base URL the API's, ending in /v1?)"
+        if self.state.answers == 0:
+            self.fatal = EngineError(
+                f"the LLM endpoint {self._where()} {said} ({what})",
+                "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL (or [llm] base_url) to the API's URL, which usually ends "
+                "in /v1 (e.g. http://127.0.0.1:8000/v1); or run with --engine offline",
+            )
+            raise self.fatal from None
+        raise UnitFailed(reason, "not_json") from None
+
+    async def _send(self, req: dict, sent_tokens: int, *, repair: bool = False) -> tuple[str, int, int]:
         import openai
 
-        if self.endpoint_down:
-            raise UnitFailed(self.endpoint_down)
+        self._check_open()
         client = self._get_client()
-        last = "no answer"
+        last: str | None = None  # what went wrong in the attempt before
+        kind = "error"
+        retrying = False  # the next attempt is a transport retry (not a re-send after a 400 we adapted to)
+        repair_counted = False
         for attempt in range(MAX_ATTEMPTS):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0.05:
-                raise UnitFailed(f"time budget of {self.settings.budget_seconds:g}s used up ({last})")
+            self._check_budget(last)
             wait: float | None = None
+            sent = False
             try:
                 async with self._sem:
-                    if self.endpoint_down:
-                        raise UnitFailed(self.endpoint_down)
+                    self._check_open()
+                    left = self._check_budget(last)  # the wait for a slot may have been long
                     if self.mode == "json_object" and _sends_schema(req):  # built before the switch
                         req = _as_json_object(req)
-                    self.acct.requests += 1
-                    resp = await client.chat.completions.create(
-                        **req, timeout=min(self.settings.timeout, max(0.1, self.deadline - time.monotonic()))
-                    )
-                self._down_streak = 0
-                return self._read(resp, sent_tokens)
+                    timeout = min(self.settings.timeout, left)
+                    started = time.monotonic()
+                    try:
+                        resp = await client.chat.completions.create(**req, timeout=timeout)
+                        sent = True
+                    except Exception as e:
+                        sent = _reached(e)
+                        if not sent:  # could not connect: nothing was sent
+                            self.acct.connection_failures += 1
+                        raise
+                    finally:
+                        if sent:
+                            self.acct.requests += 1
+                            self.acct.retries += retrying
+                            if repair and not repair_counted:
+                                self.acct.repair_retries += 1
+                                repair_counted = True
+                if isinstance(resp, str | bytes):  # a body that is not JSON, served as text/html or the like
+                    self._not_json(resp.decode(errors="replace") if isinstance(resp, bytes) else resp)
+                out = self._read(resp, sent_tokens)
+                self.state.failed_retries = 0
+                self.state.answers += 1
+                self.state.latencies.append(time.monotonic() - started)
+                return out
+            except UnitFailed:
+                raise
             except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
                 self.fatal = EngineError(
                     f"the LLM endpoint {self._where()} refused the API key (HTTP {e.status_code})",
@@ -303,7 +452,8 @@ class ChatClient:
             except openai.NotFoundError:
                 self.fatal = EngineError(
                     f"the LLM endpoint {self._where()} does not know model {self.settings.model!r} (HTTP 404)",
-                    "check --llm-model / REPOBRIEF_LLM_MODEL and OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL, or run with --engine offline",
+                    f"check the model name ({_MODEL_SETTING}) and the base URL (OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL), "
+                    "or run with --engine offline",
                 )
                 raise self.fatal from None
             except openai.BadRequestError as e:
@@ -312,13 +462,14 @@ class ChatClient:
                 if "model" in low and ("not exist" in low or "not found" in low or "unknown" in low or "invalid model" in low):
                     self.fatal = EngineError(
                         f"the LLM endpoint {self._where()} does not know model {self.settings.model!r}",
-                        "check --llm-model / REPOBRIEF_LLM_MODEL, or run with --engine offline",
+                        f"check the model name ({_MODEL_SETTING}), or run with --engine offline",
                     )
                     raise self.fatal from None
                 if "temperature" in low and "temperature" in req:
                     # Reasoning models (o1, o3, …) take only their default temperature.
                     self._temperature = False
                     req = {k: v for k, v in req.items() if k != "temperature"}
+                    retrying = False
                     continue
                 if _sends_schema(req) and ("response_format" in low or "json_schema" in low):
                     # The provider does not take schemas: carry on in json_object mode
@@ -327,6 +478,7 @@ class ChatClient:
                     # came back are asked again too.
                     self.mode = "json_object"
                     req = _as_json_object(req)
+                    retrying = False
                     continue
                 raise UnitFailed(f"the endpoint rejected the request (HTTP 400: {body[:200]})") from None
             except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as e:
@@ -335,29 +487,49 @@ class ChatClient:
                     if status is None or (status < 500 and status not in (408, 409, 429)):
                         raise UnitFailed(f"HTTP {status} from the endpoint") from None
                 if isinstance(e, openai.APITimeoutError):
-                    last = f"timed out after {self.settings.timeout:g}s"
+                    if timeout < self.settings.timeout:  # cut short by the budget, not the endpoint's fault
+                        raise UnitFailed(f"{self._budget()} used up (no answer in the {timeout:.1f}s that were left)", "budget") from None
+                    last, kind = f"timed out after {timeout:g}s", "error"
                 elif isinstance(e, openai.APIConnectionError):
-                    last = "endpoint unreachable"
-                    self._down_streak += 1
-                    if self._down_streak >= BREAKER_THRESHOLD * MAX_ATTEMPTS // 2:
-                        self.endpoint_down = f"endpoint {self._where()} unreachable"
+                    last, kind = ("connection dropped" if sent else "endpoint unreachable"), "unreachable"
+                    if retrying:
+                        self.state.failed_retries += 1
+                        if self.state.failed_retries >= BREAKER_THRESHOLD and not self.state.down:
+                            self.state.down = f"endpoint {self._where()} unreachable"
+                        if self.state.down:
+                            raise UnitFailed(self.state.down, "unreachable") from None
                 else:
-                    last = f"HTTP {status}"
+                    last, kind = f"HTTP {status}", ("rate_limited" if status == 429 else "error")
                 wait = _retry_after(e)
+            except json.JSONDecodeError as e:  # a 200 whose body is not JSON
+                self._not_json(e.doc or "")
             if attempt + 1 >= MAX_ATTEMPTS:
                 break
-            self.acct.retries += 1
+            asked = wait is not None
             if wait is None:
                 wait = min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt) * (0.75 + random.random() / 2)
-            if time.monotonic() + wait >= self.deadline:
-                raise UnitFailed(f"time budget of {self.settings.budget_seconds:g}s used up ({last})")
+            left = self.deadline - time.monotonic()
+            if wait + self._needed() > left:
+                if asked:
+                    reason = (f"the endpoint asked to wait {wait:g}s before retrying ({last}), longer than the "
+                              f"{max(0.0, left):.0f}s left of the {self._budget()}")
+                    if wait > left:  # every other request would be told the same: they fall back now
+                        self.state.blocked, self.state.blocked_kind = reason, kind
+                    raise UnitFailed(reason, kind)
+                raise UnitFailed(f"{self._budget()} used up: no time left for a retry after {last}", "budget")
             await asyncio.sleep(wait)
-        if last == "endpoint unreachable":
-            raise UnitFailed(self.endpoint_down or f"endpoint {self._where()} unreachable")
-        raise UnitFailed(f"{last} after {MAX_ATTEMPTS} attempts")
+            retrying = True
+        if kind == "unreachable":
+            # every attempt of this request failed to connect: the endpoint is down
+            self.state.down = self.state.down or f"endpoint {self._where()} unreachable"
+            raise UnitFailed(self.state.down, "unreachable")
+        raise UnitFailed(f"{last} after {MAX_ATTEMPTS} attempts", kind)
 
     def _read(self, resp: Any, sent_tokens: int) -> tuple[str, int, int]:
-        choices = getattr(resp, "choices", None) or []
+        choices = getattr(resp, "choices", None)
+        if choices is None:  # JSON, but not a chat completion (another API's answer, an error page as JSON)
+            self._not_json(None, said="did not return a chat completion")
+        choices = choices or []
         text = ""
         if choices:
             msg = choices[0].message

@@ -9,7 +9,12 @@ figures the data supports.
   first-time contributors, lines (added, deleted) — must equal a statistic of
   that kind ("4 PRs" is not files_changed = 4). Counts spelled out in words
   ("twenty-two PRs", "二十二个PR") are read whole; words it cannot read are
-  refused.
+  refused. The noun may come first ("新贡献者3位").
+- A number the words around it tie to the span's total ("merged 27 PRs",
+  "本周共合并36个PR"), to the previous span's ("down from 43 the week before") or
+  to their difference ("6 more than the previous week") must be that number
+  (`Grounds.ties`), unless its sentence names a theme, module or type whose figure
+  it is (`Grounds.topics`), or counts a subgroup (first-time contributors, lines).
 - Any other figure must be a computed statistic, an importance score, or a
   number present in the PR data the model was given (a body's "40% faster").
   Dates, times, versions, week labels and numbers inside identifiers
@@ -46,16 +51,18 @@ _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.\-/])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%|\s*[kK](?![A-Za-z])|\s*[x×倍](?![A-Za-z]))?(?![A-Za-z0-9_]|\.\d)"
 )
 _COUNT_NOUN = re.compile(
-    r"^\s*(?:个|位|名|项|次|条|笔|处|行)|^\s*(?:new\s+)?(?:PRs?\b|pull requests?\b|contributors?\b|authors?\b|commits?\b|merged\b|changes\b|lines?\b)",
+    r"^\s*(?:个|位|名|人|项|次|条|笔|处|行)|^\s*(?:(?:new|first[- ]time)\s+)?"
+    r"(?:PRs?\b|pull requests?\b|contributors?\b|authors?\b|newcomers?\b|commits?\b|merged\b|changes\b|lines?\b)",
     re.I,
 )
 # What a count counts, when it says so: the text right after the number names the
 # statistic it must equal (`Grounds.kinds`).
 _COUNT_KIND = re.compile(
     r"\s*(?:"
-    r"(?P<first_time>(?:new|first[- ]time)\s+(?:contributors?|authors?)\b|(?:位|名)\s*(?:新|首次)(?:贡献者|作者|开发者))"
+    r"(?P<first_time>(?:new|first[- ]time)\s+(?:contributors?|authors?)\b|newcomers?\b"
+    r"|(?:位|名|人)\s*(?:为|是)?\s*(?:新|首次)(?:贡献者|作者|开发者|贡献|参与))"
     r"|(?P<prs>(?:new\s+|merged\s+)?(?:PRs?|pull\s+requests?)\b|个\s*(?:PR|拉取请求|合并请求))"
-    r"|(?P<contributors>(?:contributors?|authors?)\b|(?:位|名)\s*(?:贡献者|作者|开发者))"
+    r"|(?P<contributors>(?:contributors?|authors?)\b|(?:位|名|人)\s*(?:贡献者|作者|开发者))"
     r"|(?P<lines>lines?\b|行)"
     r")",
     re.I,
@@ -79,6 +86,111 @@ _WORD_NUMBER = re.compile(
 _NOUN_AFTER = re.compile(r"\s*(?:new\s+|first[- ]time\s+)?[^\s,.;:，。；：]+")
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_COUNT = re.compile(r"([零一二两三四五六七八九十百千]{1,5})(?=\s*(?:个|位|名)\s*(?:新|首次)?\s*(?:PR|拉取请求|合并请求|贡献者|作者|开发者|提交))")
+# ... and after the noun it counts ("新贡献者三位", "贡献者共十九人")
+_ZH_COUNT_AFTER_NOUN = re.compile(
+    r"(?<=贡献者|开发者)(?:共|有|为|是|达|共有|共计)?\s*([零一二两三四五六七八九十百千]{1,5})(?=\s*(?:个|位|名|人))"
+)
+# A count whose noun comes first: "新贡献者3位", "首次贡献者有8人", "贡献者19位", "PR总数22",
+# "first-time contributors: 8". Read when the words after the number do not say what it counts.
+_KIND_BEFORE = re.compile(
+    r"(?:"
+    r"(?P<first_time>(?:新|首次)(?:贡献者|作者|开发者)|(?:first[- ]time|new)\s+(?:contributors?|authors?)\s*[:：])"
+    r"|(?P<contributors>(?:贡献者|作者|开发者)|(?:contributors?|authors?)\s*[:：])"
+    r"|(?P<prs>(?:PR|拉取请求|合并请求)(?:数量?|总数)|(?:PR|拉取请求|合并请求)(?=共|有|为|是|达)|(?:PRs|pull\s+requests)\s*[:：])"
+    r")\s*(?:共有|共计|合计|共|有|为|是|达)?\s*[:：]?\s*$",
+    re.I,
+)
+
+
+# ---- counts tied to the span's total: "merged 22 PRs", "本周共合并22个PR", "1 more than the
+# previous week's 21", "比上周的21个多1个". Such a number must be the span's own total, the
+# previous span's, or their difference — not any number of PRs (a theme's, an earlier week's) —
+# unless its sentence names a theme, module or type whose figure it is ("CI: 9 PRs were merged"),
+# or counts something else (contributors, lines, a subgroup such as first-time contributors).
+_PRS_EN = r"(?:PRs?|pull\s+requests?)"
+_PREV_EN = (
+    r"(?:the\s+week\s+before|the\s+day\s+before|last\s+week|a\s+week\s+(?:earlier|before)|the\s+week\s+prior"
+    r"|(?:the\s+)?(?:previous|prior|preceding)\s+(?:week|day|period|\d+-day\s+period))\b"
+)
+_PREV_ZH = r"(?:上周|上一周|前一周|前一天|前\d+天|上一时段|前一时段)"
+_SPAN_ZH = r"(?:本周|这周|本期|这\d+天|当天|期间)"
+_ZH_PR = r"个\s*(?:PR|拉取请求|合并请求)"
+# where the sentence goes on after "N PRs were merged" when N is the span's total
+_TOTAL_END = (
+    r"(?=\s*(?:$|[,;:()（），。、—–]|this\s+(?:week|period|day)\b|in\s+total\b|altogether\b|overall\b"
+    r"|(?:over|during|in)\s+the\s+(?:week|period)\b|in\s+this\b|on\s+this\b|into\s+(?:the\s+)?(?:main|master|default)\b"
+    r"|from\s+to\b|between\s+and\b|so\s+far\b))"
+)
+# (what the number is, the sentence before it, the text after it); None: anything
+_TIE_RULES: list[tuple[str, re.Pattern | None, re.Pattern | None]] = [
+    (kind, re.compile(before, re.I) if before else None, re.compile(after, re.I) if after else None)
+    for kind, before, after in (
+        ("total", r"\b(?:merged|landed)\s+(?:(?:a\s+total\s+of|in\s+total|only|just|exactly|altogether)\s+)?$", rf"^\s*{_PRS_EN}\b"),
+        ("total", r"\b(?:a\s+total\s+of|in\s+total,?|altogether,?|overall,?)\s*$", rf"^\s*(?:merged\s+)?{_PRS_EN}\b"),
+        ("total", rf"\bmerged\s+{_PRS_EN}\s*[:：]\s*$", None),
+        ("total", None, rf"^\s*{_PRS_EN}\s+(?:(?:were|was|have\s+been|had\s+been|got|been)\s+)?(?:merged|landed)\b{_TOTAL_END}"),
+        ("total", None, rf"^\s*merged\s+{_PRS_EN}\b{_TOTAL_END}"),
+        ("total", r"(?:共|一共|总共|累计|合计)(?:计)?(?:合并|合入)了?\s*$", rf"^\s*{_ZH_PR}"),
+        ("total", rf"{_SPAN_ZH}[^，。；：,;:\n]{{0,40}}?(?:合并|合入)了?\s*$", rf"^\s*{_ZH_PR}"),
+        ("total", rf"(?:^|[，,；;：:（(])\s*{_SPAN_ZH}?内?\s*(?:共|一共|总共)?\s*有?\s*$", rf"^\s*{_ZH_PR}\s*(?:已经?|已被|被)?(?:合并|合入)"),
+        ("total", r"(?:合并|合入)的?\s*(?:PR|拉取请求|合并请求)(?:数量?|总数)?\s*(?:共计|共|为|是|达)?\s*[:：]?\s*$", None),
+        ("delta", None, rf"^\s*(?:{_PRS_EN}\s+)?(?:more|fewer|less)\s+than\s+(?:in\s+|during\s+)?(?:the\s+)?"
+                        rf"(?:[\d,]+\s+(?:{_PRS_EN}\s+)?(?:of|in)\s+the\s+)?(?:previous|last|prior|preceding|week\s+before|day\s+before)\b"),
+        ("delta", r"\b(?:up|down|increased|decreased|rose|fell|dropped|grew|declined)\s+(?:by\s+)?$",
+                  rf"^\s*(?:{_PRS_EN}\s+)?(?:from|over|on|versus|vs\.?|compared\s+(?:with|to))\s+{_PREV_EN}"),
+        ("delta", rf"(?:比|较|相比|与)\s*{_PREV_ZH}(?:相比)?(?:的?\s*[\d,]+\s*个(?:PR)?)?\s*(?:多出?|少|增加|减少|增长|下降|上升)了?\s*$", None),
+        ("delta", r"环比(?:增加|减少|增长|下降|上升|多|少)了?\s*$", None),
+        ("previous", r"\b(?:the\s+)?(?:previous|prior|preceding|last)\s+(?:week|day|period|\d+-day\s+period)'s\s*$", None),
+        ("previous", None, rf"^\s*(?:{_PRS_EN}\s+)?(?:(?:were\s+)?merged\s+)?(?:(?:in|during|over|of)\s+)?{_PREV_EN}"),
+        ("previous", rf"{_PREV_ZH}(?:的|为|是|有|共|共有|合并了?|仅|只有)?\s*$", None),
+    )
+]
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？;；\n]")
+# a subgroup named before a total-like count: its number is not the span's total
+_SUBGROUP = re.compile(
+    r"\b(?:contributors?|authors?|first[- ]time|newcomers?|maintainers?|reviewers?|bots?|dependabot|themes?|modules?|areas?"
+    r"|teams?|platforms?|of\s+(?:them|these|those|which|whom)|including|among)\b|其中|贡献者|作者|新人|维护者|机器人|主题|模块|方向|领域|平台|相关",
+    re.I,
+)
+_SUBGROUP_AFTER = re.compile(
+    r"^[^,;，；。]*?(?:\b(?:by|from)\s+(?:the\s+)?(?:first[- ]time|new|external|core|outside)\b|\bby\s+(?:bots?|dependabot|maintainers?)\b"
+    r"|\b(?:all|each|mostly)\s+(?:by|from|in)\b|由(?:新|首次)|来自(?:新|首次))",
+    re.I,
+)
+# the nouns a comparison may refer back to: the nearest one before it says what it compares
+_COUNTED = re.compile(
+    r"(?P<prs>\bPRs?\b|\bpull\s+requests?\b|PR)|(?P<other>\bcontributors?\b|\bauthors?\b|\bnewcomers?\b|\blines?\b|\bfiles?\b"
+    r"|\bcommits?\b|\bfix(?:es)?\b|位|名|人|行|贡献者|作者|文件|提交|修复)",
+    re.I,
+)
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
+    """The sentence around text[start:end]: what comes before it, and after it."""
+    head = 0
+    for m in _SENTENCE_END.finditer(text, 0, start):
+        head = m.end()
+    tail = _SENTENCE_END.search(text, end)
+    return text[head:start], text[end : tail.start() if tail else len(text)]
+
+
+def _tie(text: str, fig: Figure) -> str | None:
+    """Whether the number at `fig` is stated as the span's total ("total"), the previous
+    span's ("previous") or the difference between them ("delta"), by the words around it."""
+    if fig.percent or fig.decimals or fig.value != int(fig.value) or fig.kind not in (None, "prs"):
+        return None
+    before, after = _sentence(text, fig.start, fig.end)
+    for kind, rb, ra in _TIE_RULES:
+        if (rb is None or rb.search(before)) and (ra is None or ra.search(after)):
+            if kind == "total":
+                if _SUBGROUP.search(before) or _SUBGROUP_AFTER.search(after):
+                    return None
+            else:  # a comparison refers to the nearest counted noun before it
+                nouns = list(_COUNTED.finditer(before))
+                if nouns and nouns[-1].lastgroup == "other":
+                    return None
+            return kind
+    return None
 
 
 def _word_number(s: str) -> float:
@@ -136,6 +248,8 @@ class Figure:
     count: bool
     text: str
     kind: str | None = None  # what a count says it counts (see `_count_kind`)
+    start: int = 0  # where it stands in the text `figures_in` read (its non-figures blanked out)
+    end: int = 0
 
 
 def _strip_non_figures(text: str) -> str:
@@ -144,24 +258,82 @@ def _strip_non_figures(text: str) -> str:
     return _PR_REF.sub(" ", text)
 
 
+def _kind_before(text: str, start: int) -> str | None:
+    """What a number counts when its noun comes first ("新贡献者3位")."""
+    m = _KIND_BEFORE.search(text[max(0, start - 40) : start])
+    return m.lastgroup if m else None
+
+
 def figures_in(text: str) -> list[Figure]:
     """The figures `text` states (see the module docstring for what is not one)."""
+    return _figures(_strip_non_figures(text or ""))
+
+
+def _figures(cleaned: str) -> list[Figure]:
     out: list[Figure] = []
-    cleaned = _strip_non_figures(text or "")
     for m in _NUMBER.finditer(cleaned):
         whole, frac, suffix = m.group(1), m.group(2) or "", (m.group(3) or "").strip()
         value = float(whole.replace(",", "") + frac)
         if suffix.lower() == "k":
             value *= 1000
-        count = bool(_COUNT_NOUN.match(cleaned[m.end():])) and not frac and not suffix
+        plain = not frac and not suffix
+        count = bool(_COUNT_NOUN.match(cleaned[m.end():])) and plain
         kind = _count_kind(cleaned, m.start(), m.end()) if count else None
-        out.append(Figure(value, len(frac) - 1 if frac else 0, suffix == "%", count, m.group(0).strip(), kind))
-    for rx, read in ((_WORD_NUMBER, _word_number), (_ZH_COUNT, _zh_number)):
+        if kind is None and plain:
+            kind = _kind_before(cleaned, m.start())
+            count = count or kind is not None
+        out.append(Figure(value, len(frac) - 1 if frac else 0, suffix == "%", count, m.group(0).strip(), kind, m.start(1), m.end()))
+    for rx, read in ((_WORD_NUMBER, _word_number), (_ZH_COUNT, _zh_number), (_ZH_COUNT_AFTER_NOUN, _zh_number)):
         for m in rx.finditer(cleaned):
-            kind = _count_kind(cleaned, m.start(), m.end())
+            kind = _count_kind(cleaned, m.start(1), m.end(1)) or _kind_before(cleaned, m.start(1))
             noun = _NOUN_AFTER.match(cleaned, m.end())
-            out.append(Figure(read(m.group(1)), 0, False, True, cleaned[m.start() : noun.end() if noun else m.end()], kind))
+            text = cleaned[m.start(1) : noun.end() if noun else m.end()]
+            out.append(Figure(read(m.group(1)), 0, False, True, text, kind, m.start(1), m.end(1)))
     return out
+
+
+# "No risks this week", "无明显风险": a flat denial (not "no other risks", a judgement on the rest)
+_NO_RISKS = re.compile(
+    r"\b(?:no|zero|not\s+any|without\s+(?:any\s+)?)\s+(?:(?:notable|significant|major|known|particular|obvious|new|real|serious"
+    r"|apparent|identified|detected|relevant|specific|immediate|clear)\s+){0,2}risks\b|\brisk[- ]free\b|\bnothing\s+risky\b"
+    r"|\bno\s+risk\s*(?:[.;!]|$)"
+    r"|(?:无|没有|暂无|未发现|未见|不存在|并无|尚无)(?:任何|明显|显著|重大|值得关注|需要关注|需关注|特别|突出|新增|已知)?的?(?:风险|隐患)",
+    re.I,
+)
+_NO_BREAKING = re.compile(
+    r"\b(?:no|zero|not\s+any|without\s+(?:any\s+)?)\s+(?:(?:notable|significant|major|known|new)\s+)?"
+    r"(?:breaking(?:\s+changes?)?|backward[- ]incompatible\s+changes?|compatibility\s+breaks?)\b"
+    r"|(?:无|没有|暂无|未发现|不存在|并无|尚无)(?:任何)?的?(?:破坏性变更|破坏性改动|不兼容变更|不兼容改动|breaking\s*change)",
+    re.I,
+)
+
+
+_THE_SPAN = re.compile(r"\b(?:this|the)\s+(?:week|period|day)\b|本周|这周|本期|这\d+天|当天|期间", re.I)
+
+
+def _denies(rx: re.Pattern, text: str) -> bool:
+    """Whether a sentence of `text` denies what `rx` finds, of the week: a sentence that
+    cites a PR speaks of that PR ("#12 adds X with no breaking changes"), unless the
+    clause says it speaks of the week ("本周无风险，重点见 #12")."""
+    for sentence in re.split(r"[.!?](?=\s|$)|[。！？;；\n]", text or ""):
+        for m in rx.finditer(sentence):
+            if not _PR_REF.search(sentence):
+                return True
+            head = max(sentence.rfind(c, 0, m.start()) for c in ",，:：、(（")
+            tail = min([i for i in (sentence.find(c, m.end()) for c in ",，:：、)）") if i >= 0] or [len(sentence)])
+            if _THE_SPAN.search(sentence[head + 1 : tail]):
+                return True
+    return False
+
+
+def denies_risks(text: str) -> bool:
+    """Whether `text` says flatly that the week has no risks."""
+    return _denies(_NO_RISKS, text)
+
+
+def denies_breaking(text: str) -> bool:
+    """Whether `text` says that the week has no breaking change."""
+    return _denies(_NO_BREAKING, text)
 
 
 def pr_refs(text: str) -> list[int]:
@@ -224,6 +396,12 @@ class Grounds:
     # the statistics a count of that kind may equal; a kind not listed is checked against `counts`
     kinds: dict[str, set[float]] = field(default_factory=dict)
     span: str = "this week"  # how the retry messages name the report's span (`prompts.period_span`)
+    # what a number stated as the span's total ("total"), the previous span's ("previous")
+    # or their difference ("delta") must be (`_tie`); a tie not listed is not checked
+    ties: dict[str, set[float]] = field(default_factory=dict)
+    # themes, modules and types by the names a sentence may call them, with their figures
+    # (count, previous week's, difference, average): "CI: 9 PRs were merged" is true of CI
+    topics: dict[str, set[float]] = field(default_factory=dict)
 
     def _matches(self, fig: Figure, pool: set[float]) -> bool:
         if math.isnan(fig.value):  # number words that could not be read
@@ -242,13 +420,54 @@ class Grounds:
                         return True
         return False
 
-    def check_text(self, where: str, text: str) -> list[str]:
+    @property
+    def previous_span(self) -> str:
+        return {"this week": "the previous week", "this day": "the day before"}.get(self.span, "the previous period")
+
+    def _topic_figures(self, sentence: str) -> set[float]:
+        """The figures of the themes, modules and types `sentence` names."""
+        found: set[float] = set()
+        low = sentence.lower()
+        for name, values in self.topics.items():
+            n = name.lower()
+            if n.isascii():
+                if re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", low):
+                    found |= values
+            elif n in low:
+                found |= values
+        return found
+
+    def _tie_problem(self, where: str, cleaned: str, fig: Figure, context: str) -> str | None:
+        """A problem when `fig` is stated as the span's total, the previous span's or their
+        difference, and is not that number nor a figure of a topic its sentence names."""
+        tie = _tie(cleaned, fig)
+        if tie is None or tie not in self.ties or self._matches(fig, self.ties[tie]):
+            return None
+        before, after = _sentence(cleaned, fig.start, fig.end)
+        if self._matches(fig, self._topic_figures(f"{context}\n{before}{fig.text}{after}")):
+            return None
+        want = sorted(self.ties[tie])
+        real = f"the computed number is {want[0]:g}" if want else "there is no computed number for it"
+        if tie == "total":
+            return f"{where} states {fig.text!r} as the number of pull requests merged {self.span}, but {real}"
+        if tie == "previous":
+            return f"{where} states {fig.text!r} as the number of pull requests merged {self.previous_span}, but {real}"
+        real = f"the computed difference is {want[0]:g}" if want else f"there is no computed number for {self.previous_span}"
+        return f"{where} states {fig.text!r} as the difference from {self.previous_span}, but {real}"
+
+    def check_text(self, where: str, text: str, context: str = "") -> list[str]:
+        """The problems of `text`; `context` is what the text is about when it does not
+        say so itself (a trend item's name: its counts are that theme's)."""
         problems: list[str] = []
         for n in pr_refs(text):
             if n not in self.week_prs and n not in self.extra_refs:
-                problems.append(f"{where} cites #{n}, which is not a pull request of this week")
-        for fig in figures_in(text):
-            if fig.count and fig.kind in self.kinds:
+                problems.append(f"{where} cites #{n}, which is not a pull request of {self.span}")
+        cleaned = _strip_non_figures(text or "")
+        for fig in _figures(cleaned):
+            tied = self._tie_problem(where, cleaned, fig, context) if self.ties else None
+            if tied:
+                problems.append(tied)
+            elif fig.count and fig.kind in self.kinds:
                 if not self._matches(fig, self.kinds[fig.kind]):
                     noun = _KIND_NAMES[fig.kind]
                     problems.append(f"{where} states the count {fig.text!r}, which is not the computed number of {noun}")
