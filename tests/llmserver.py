@@ -263,3 +263,15 @@ class ScriptedLLM:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
             pass
+
+
+def verl_llm_settings(repo, db, server: ScriptedLLM, lang: str = "en", tz: str = "Asia/Shanghai", **llm):
+    """Settings of an llm report of the replayed verl clone against `server`."""
+    from repobrief.config import load_settings
+
+    return load_settings(
+        repo,
+        env={},
+        overrides={"name": "verl-project/verl", "timezone": tz, "language": lang, "engine": "llm", "db": str(db),
+                   "llm": {"model": "scripted-model", "timeout": 30.0, "base_url": server.base_url, "api_key": "sk-x", **llm}},
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from llmserver import Reply, ScriptedLLM, default_week_answer
+from llmserver import Reply, ScriptedLLM, default_week_answer, verl_llm_settings
 
 from repobrief.config import load_settings
 from repobrief.engines.llm import facts_view, ground_sections
@@ -61,12 +61,7 @@ def test_the_offline_composers_own_sections_pass_grounding(verl_repo, flask_repo
 
 
 def _settings(repo, db, server, lang="en", **llm):
-    return load_settings(
-        repo,
-        env={},
-        overrides={"name": "verl-project/verl", "timezone": TZ, "language": lang, "engine": "llm", "db": str(db),
-                   "llm": {"model": "scripted-model", "timeout": 30.0, "base_url": server.base_url, "api_key": "sk-x", **llm}},
-    )
+    return verl_llm_settings(repo, db, server, lang, TZ, **llm)
 
 
 def _report_with_summary(verl_repo, tmp_path, lang: str, summary: str, **answer):

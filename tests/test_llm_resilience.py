@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from llmserver import Reply, ScriptedLLM
+from llmserver import Reply, ScriptedLLM, verl_llm_settings
 
-from repobrief.config import load_settings
 from repobrief.pipeline import generate_report
 from repobrief.serialize import report_to_dict
 from repobrief.window import parse_timezone, parse_week
@@ -27,12 +26,7 @@ HTML = "<!DOCTYPE html>\n<html><head><title>Welcome</title></head><body><h1>It w
 
 
 def _settings(repo, db, server, lang="en", **llm):
-    return load_settings(
-        repo,
-        env={},
-        overrides={"name": "verl-project/verl", "timezone": TZ, "language": lang, "engine": "llm", "db": str(db),
-                   "llm": {"model": "scripted-model", "timeout": 30.0, "base_url": server.base_url, "api_key": "sk-x", **llm}},
-    )
+    return verl_llm_settings(repo, db, server, lang, TZ, **llm)
 
 
 def _report(repo, settings):
