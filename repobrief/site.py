@@ -105,7 +105,7 @@ def build_site(
     nothing is written before every week is built); `written` once the files are in
     place, even when a stop (Ctrl-C, SIGTERM) that came during the write is raised
     right after it."""
-    from .window import parse_timezone, parse_week
+    from .window import parse_timezone, parse_week, refuse_unstarted
 
     if generate is None:
         # Every week from one read of the history, not one read per week.
@@ -127,10 +127,7 @@ def build_site(
     settings = _in_site_timezone(settings, out, manifest)
     tz = parse_timezone(settings.timezone)
     last = parse_week(until_week or "last", tz, now, "--until-week")
-    this = parse_week("this", tz, now)
-    if last.start > this.start:  # it would be archived as a week with nothing merged
-        raise UsageError(f"--until-week {until_week} has not started yet (this week is {this.label})",
-                         "give 'this' for the week in progress, or leave it out for the last complete week")
+    refuse_unstarted(last, now or datetime.now(tz), "--until-week", until_week or "last")
     windows = week_windows(last, weeks)
 
     reports: list[Report] = []

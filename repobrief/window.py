@@ -151,15 +151,17 @@ def resolve_window(
                              "give a start date up to today")
         return date_range_window(since, until or now.date().isoformat(), tz)
     window = parse_week(week or "last", tz, now)
-    if window.start > now:
-        raise UsageError(f"--week {week} has not started yet (this week is {iso_week_window(now.date(), tz).label})",
-                         "give 'this' for the week in progress or 'last' for the last complete week")
+    refuse_unstarted(window, now, "--week", week or "last")
     return window
 
 
-def in_progress(window: Window, now: datetime | None = None) -> bool:
-    """Whether `window` has not ended yet: what it reports is what was merged so far."""
-    return window.end > (now or datetime.now(window.tz))
+def refuse_unstarted(window: Window, now: datetime, option: str, text: str) -> None:
+    """A usage error naming `option` when the week `window` (given as `text`) starts after
+    `now`: a week that has not started would be reported as one with nothing merged."""
+    this = iso_week_window(now.astimezone(window.tz).date(), window.tz)
+    if window.start > this.start:
+        raise UsageError(f"{option} {text} has not started yet (this week is {this.label})",
+                         "give 'this' for the week in progress or 'last' for the last complete week")
 
 
 def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -> list[Window]:
@@ -172,11 +174,8 @@ def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -
         raise UsageError(f"--to {last} is before --from {first}; give the earlier week first",
                          "--to is the last complete week unless given: add --to this for the week in progress"
                          if last.strip().lower() == "last" else None)
-    this = iso_week_window(now.date(), tz)
-    if b.start > this.start:
-        option, text = ("--from", first) if a.start > this.start else ("--to", last)
-        raise UsageError(f"{option} {text} has not started yet (this week is {this.label})",
-                         "give 'this' for the week in progress or 'last' for the last complete week")
+    refuse_unstarted(a, now, "--from", first)
+    refuse_unstarted(b, now, "--to", last)
     weeks = [a]
     while weeks[-1].start < b.start:
         weeks.append(weeks[-1].shifted(1))

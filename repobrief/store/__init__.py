@@ -543,13 +543,13 @@ def _sqlite_engine(path: Path, url=None):
     if url is None:
         if path.exists() and path.is_dir():
             raise StoreError(f"cannot open the store {path}: it is a directory", "give a file path with --db")
-        blocker = next((p for p in (path.parent, *path.parent.parents) if p.is_file()), None)
-        if blocker is not None:
-            raise StoreError(f"cannot open the store {path}: {blocker} is a file, not a folder",
-                             "give a path whose folders are folders with --db")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
+            blocker = next((p for p in (path.parent, *path.parent.parents) if p.is_file()), None)
+            if blocker is not None:  # mkdir says "File exists" or "Not a directory": name the file
+                raise StoreError(f"cannot open the store {path}: {blocker} is a file, not a folder",
+                                 "give a path whose folders are folders with --db") from None
             raise StoreError(
                 f"cannot open the store {path}: cannot create folder {path.parent} ({e.strerror})",
                 "choose a writable location with --db",
