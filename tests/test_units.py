@@ -862,3 +862,16 @@ def test_a_breaking_label_marks_a_pr_breaking_as_its_title_would():
         assert not classify(pr(labels), plain).breaking, labels
     ruled = Settings(labels=[LabelRule(label="api/changed", breaking=True)])
     assert classify(pr(["API/changed"]), ruled).breaking and not classify(pr(["api/changed"]), plain).breaking
+
+
+def test_retry_after_is_read_alike_for_every_client():
+    """GitHub, the LLM endpoint and webhooks share one reading of `Retry-After`."""
+    from repobrief.retry_after import retry_after_seconds
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
+    assert retry_after_seconds("120", now) == 120.0 and retry_after_seconds("0.5", now) == 0.5
+    assert retry_after_seconds("Tue, 01 Dec 2026 12:01:40 GMT", now) == 100.0
+    assert retry_after_seconds("Tue, 01 Dec 2026 12:01:40 -0000", now) == 100.0  # a date without a zone is UTC
+    assert retry_after_seconds("Tue, 01 Dec 2026 11:00:00 GMT", now) == 0.0  # in the past: no wait
+    for junk in (None, "", "soon", "inf", "nan"):
+        assert retry_after_seconds(junk, now) is None, junk

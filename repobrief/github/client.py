@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,6 +43,7 @@ from githubkit.exception import (
 from githubkit.retry import RetryOption
 
 from ..errors import SourceError
+from ..retry_after import retry_after_seconds
 from .auth import Token, fix_hint, normalize_api_url
 
 log = logging.getLogger(__name__)
@@ -191,11 +191,11 @@ def _plain_rate_headers(response: httpx.Response) -> None:
     then waits a minute), and so is an `x-ratelimit-reset` that is not a number."""
     value = response.headers.get("retry-after")
     if value is not None and not value.strip().isdigit():
-        try:
-            when = parsedate_to_datetime(value)
-            response.headers["retry-after"] = str(max(0, math.ceil((when - datetime.now(UTC)).total_seconds())))
-        except (TypeError, ValueError):
+        seconds = retry_after_seconds(value, time.time())
+        if seconds is None:
             del response.headers["retry-after"]
+        else:
+            response.headers["retry-after"] = str(math.ceil(seconds))
     reset = response.headers.get("x-ratelimit-reset")
     if reset is not None and not reset.strip().isdigit():
         del response.headers["x-ratelimit-reset"]

@@ -11,7 +11,6 @@ requests starts the import early, in the background (`preload_sdk`).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import re
@@ -24,6 +23,7 @@ from typing import Any
 
 from ..config import LLMSettings
 from ..errors import EngineError, StoreError
+from ..retry_after import retry_after_seconds
 
 #: providers that reject `response_format: json_schema` (they take `json_object`)
 _JSON_OBJECT_PROVIDERS = ("deepseek", "moonshot", "bigmodel", "zhipu", "glm-", "kimi")
@@ -183,17 +183,7 @@ def _retry_after(exc: Any) -> float | None:
             return max(0.0, float(ms) / 1000)
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+    return retry_after_seconds(headers.get("retry-after"), time.time())
 
 
 def _sends_schema(req: dict) -> bool:

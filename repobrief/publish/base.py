@@ -17,7 +17,6 @@ the request went out whole is read from httpcore's trace events.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import math
@@ -27,7 +26,6 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import ClassVar
 from urllib.parse import urljoin, urlsplit
 
@@ -36,6 +34,7 @@ import httpx
 from ..config import webhook_url_problem
 from ..errors import PublishError, UsageError
 from ..models import Report
+from ..retry_after import retry_after_seconds
 
 log = logging.getLogger("repobrief.publish")
 
@@ -417,18 +416,5 @@ def _root_cause(error: BaseException) -> BaseException:
 
 
 def _retry_after(response: httpx.Response, now: float) -> float | None:
-    """Seconds the answer asks to wait: `Retry-After` in seconds or as an HTTP date; None without one."""
-    value = response.headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = when.timestamp() - now
-    return max(0.0, seconds) if math.isfinite(seconds) else None
+    """Seconds the answer asks to wait (`Retry-After`); None without one."""
+    return retry_after_seconds(response.headers.get("Retry-After"), now)
