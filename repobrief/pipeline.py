@@ -282,9 +282,9 @@ def _read_part(source, settings: Settings, part: list[Window], store, enrich_git
     part's baseline)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if source is None:
+    if source is None:  # its weeks, and so their baselines, all end before the repository begins
         return Span(whole, settings, settings.name or whole.repository_name() or "repository", [], [],
-                    _calibration_start(_periods(part[0], settings.baseline_weeks), part[0])), {}
+                    _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]), part[-1].end), {}
 
     # Everything but the diffs first (the diffs need the paths), in one pass where the
     # source can: a run of weeks needs the line counts of nearly every commit.
@@ -328,8 +328,9 @@ class Span:
     cache of each PR's classification."""
 
     def __init__(self, source, settings: Settings, repository: str, prs: list[PullRequest], direct: list,
-                 detail_start: datetime) -> None:
+                 detail_start: datetime, began: datetime | None = None) -> None:
         self.source = source
+        self.began = began  # the repository's first commit, when read (see `baseline`)
         self.settings = settings
         self.repository = repository
         self.project = repository.rsplit("/", 1)[-1].lower()
@@ -360,6 +361,13 @@ class Span:
         if n is None:
             n = self._lines[pr.number] = pr.lines
         return n
+
+    def baseline(self, window: Window) -> list[Window]:
+        """The periods a report of `window` compares with: the `baseline_weeks` before it,
+        less those that ended before the repository's first commit (a young repository's
+        week is "the most of any week in the last 4", not of 13 with 9 it did not exist)."""
+        periods = _periods(window, self.settings.baseline_weeks)
+        return [p for p in periods if p.end > self.began] if self.began is not None else periods
 
     def sample(self, window: Window) -> WeekSample:
         key = (window.start, window.end)
@@ -396,7 +404,7 @@ def read_span(source, settings: Settings, first: Window, last: Window, *, store=
     # Direct commits from the week before the first: its lines are compared with the first's.
     direct = source.direct_commits(Window(periods[-1].start if periods else first.start, last.end, tz, "span"))
     repository = settings.name or _github_name(enrich_github) or source.repository_name() or "repository"
-    span = Span(source, settings, repository, list(prs.values()), direct, calib_start)
+    span = Span(source, settings, repository, list(prs.values()), direct, calib_start, source.began())
     if enrich_github:
         enrich = [p for p in span.prs if p.merged_at >= first.start]
         if enrich:
@@ -439,7 +447,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     """The report of one week from a span that covers it and its baseline."""
     clock = clock or _Clock()
     settings, cat, source = span.settings, span.catalog, span.source
-    periods = _periods(window, settings.baseline_weeks)
+    periods = span.baseline(window)
     week_prs = span.week(window)
     classified = {p.number: span.classified(p) for p in week_prs}
     history = [span.sample(w) for w in periods]
@@ -455,7 +463,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
             if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
         } | {c.author for c in direct
              if c.author.lower() not in earlier_authors and (c.author_email or "").lower() not in earlier_authors}
-    calib_start = _calibration_start(periods, window)
+    calib_start = _calibration_start(_periods(window, settings.baseline_weeks), window)
     calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
     if diffs is None:
         diffs = read_diffs(source, week_prs, settings)

@@ -108,6 +108,7 @@ class FakeRepository:
     private: bool = False
     prs: dict[int, FakePullRequest] = field(default_factory=dict)
     default_branch: str = "main"
+    created: str = "2016-01-04T00:00:00Z"  # createdAt: when the repository was made on GitHub
 
 
 _NUMBER = re.compile(r"\s*\(#(\d+)\)\s*$")
@@ -606,6 +607,7 @@ class _Root(dict):
             "nameWithOwner": repo.name,
             "defaultBranchRef": {"name": repo.default_branch},
             "isPrivate": repo.private,
+            "createdAt": repo.created,
             "url": f"https://github.com/{repo.name}",
             "pullRequest": pull_request,
         }

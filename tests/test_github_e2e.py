@@ -138,3 +138,27 @@ def test_an_offline_enrichment_names_the_whole_sync_that_adds_what_is_missing(se
     rep = json.loads(enriched.stdout)
     assert not [w for w in rep["warnings"] if w.startswith("no discussion for")]
     assert all(p["discussion_known"] for p in rep["pull_requests"])
+
+
+def test_a_young_repository_on_github_is_compared_with_the_weeks_since_it_was_made(tmp_path):
+    """GitHub says when the repository was made (createdAt, in the search the report
+    sends anyway): no week before it is a baseline week, online or from the store."""
+    from datetime import datetime
+
+    from github_support import SHANGHAI
+
+    made = datetime(2026, 6, 1, 9, tzinfo=SHANGHAI)  # Monday of 2026-W23
+    with FakeGitHub(tokens={TOKEN: "repo"}) as young:
+        young.add_repository("verl-project/verl", verl(start=made)).created = "2026-06-01T01:00:00Z"
+        db = str(tmp_path / "store.db")
+        online = run(["report", "github:verl-project/verl", *WEEK, "--lang", "en", "-f", "json", "--db", db,
+                      "--github-url", young.url], tmp_path)
+        assert online.returncode == 0, online.stderr
+        url = young.url
+    offline = run(["report", "github:verl-project/verl", *WEEK, "--lang", "en", "-f", "json", "--db", db, "--offline",
+                   "--github-url", url], tmp_path)
+    assert offline.returncode == 0, offline.stderr
+    for out in (online, offline):
+        stats = json.loads(out.stdout)["stats"]
+        assert stats["baseline"]["weeks"] == 3
+        assert stats["trend"]["weeks"] == ["2026-W23", "2026-W24", "2026-W25", "2026-W26"]

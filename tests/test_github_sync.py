@@ -129,6 +129,7 @@ def test_offline_report_source_reads_the_synced_week_without_network(server, tmp
         prs = list(src.iter_pull_requests(week))
         assert len(prs) == 22 and all(p.discussion_known for p in prs)
         assert {p.number for p in prs if p.reviews} == {6823, 6825}
+        assert src.began() == datetime(2016, 1, 4, tzinfo=UTC)  # the sync kept when GitHub says it was made
         # three weeks of store cannot tell who is new: unknown, rather than everyone "first-time"
         assert src.earlier_authors(W26_START) is None
         # and says so once, however often it is asked

@@ -63,6 +63,7 @@ class PullRequestFetcher:
         # the branch a report covers: the configured one, else the repository's
         # default (learnt from the first search); PRs merged elsewhere are left out
         self.branch = branch or None
+        self.created: datetime | None = None  # when the repository was made (no PR merged before it)
         # parts of PRs GitHub withheld (e.g. a closing issue in a repository the token may not read)
         self.warnings: list[str] = warnings if warnings is not None else []
 
@@ -101,6 +102,7 @@ class PullRequestFetcher:
             raise self.client.graphql_error(errors, self.repository)
         if self.branch is None:
             self.branch = ((data["repository"].get("defaultBranchRef") or {}).get("name")) or None
+        self.created = self.created or parse_time(data["repository"].get("createdAt"))
 
     def _withheld(self, data: dict, prefix: tuple[str, ...]) -> list[dict]:
         """The errors of a partial answer, less those about a part of one PR (under

@@ -63,7 +63,7 @@ fragment PullRequestFields on PullRequest {{
 SEARCH = (
     """
 query SearchMergedPullRequests($owner: String!, $name: String!, $q: String!, $first: Int!, $after: String) {
-  repository(owner: $owner, name: $name) { nameWithOwner isPrivate defaultBranchRef { name } }
+  repository(owner: $owner, name: $name) { nameWithOwner isPrivate createdAt defaultBranchRef { name } }
   search(query: $q, type: ISSUE, first: $first, after: $after) {
     issueCount
     pageInfo { hasNextPage endCursor }

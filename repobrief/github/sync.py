@@ -160,6 +160,8 @@ def sync_repository(
 
     extra.pop("pending", None)
     extra["since"] = merged_from.isoformat()
+    if fetcher.created is not None:  # what `began` says offline
+        extra["created"] = fetcher.created.isoformat()
     extra = add_range(extra, merged_from, run_start)
     store.set_sync_state(repo, SOURCE, last_updated=high, last_synced_at=run_start, extra=extra)
     return result
@@ -195,14 +197,17 @@ def _save(fetcher, store, repo: str, page: list[Fetched], known: dict, result: S
             result.numbers.append(f.pr.number)
 
 
-def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | None = None, end: datetime | None = None) -> None:
+def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | None = None, end: datetime | None = None,
+                 created: datetime | None = None) -> None:
     """Store PRs fetched outside a sync (a report's week, an enrichment); with
-    [start, end) the range is recorded as stored."""
+    [start, end) the range is recorded as stored, with when the repository was made."""
     if fetched:
         store.save_pull_requests(repo, [f.pr for f in fetched], source=SOURCE, updated_at={f.pr.number: f.updated_at for f in fetched})
     if start is not None and end is not None:
         state = store.get_sync_state(repo, SOURCE)
         extra = add_range(state.extra if state else None, start, end)
+        if created is not None:
+            extra["created"] = created.isoformat()
         store.set_sync_state(
             repo,
             SOURCE,

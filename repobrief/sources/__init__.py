@@ -53,6 +53,12 @@ class Source(ABC):
         """`owner/repo`, when the source can tell."""
         return None
 
+    def began(self) -> datetime | None:
+        """When the repository's history begins, when what was read reaches that far
+        (None: it begins before, or the source cannot tell). Weeks before it are no
+        baseline: a repository three weeks old has three weeks to compare with."""
+        return None
+
     def remember(self, refresh: bool = False) -> None:  # noqa: B027 - an optional hook
         """Keep what this source derives the same way every run (per commit, say) for
         the next run, and reuse what an earlier run kept; `refresh`: recompute it. A

@@ -434,6 +434,18 @@ class GitSource(Source):
             sha = parents[0] if parents else None
         return n == len(commits)
 
+    def began(self) -> datetime | None:
+        """When the branch's history begins, when the first-parent line read reaches its
+        first commit: the earliest commit time on that line (a commit's clock may run behind
+        its parent's), so no PR or commit counted falls before it. None when the line read
+        stops above its first commit, or the clone is shallow (its cut-off looks like one)."""
+        if self.shallow:
+            return None
+        line = self._mainline()
+        if not line or line[0].parents:
+            return None
+        return min(c.committed_at for c in line)
+
     def _mainline(self) -> list[_RawCommit]:
         """The default branch's first-parent line, oldest first, as far as it was read."""
         line: list[_RawCommit] = []

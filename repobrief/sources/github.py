@@ -167,6 +167,19 @@ class GitHubSource(Source):
     def repository_name(self) -> str | None:
         return self.repository
 
+    def began(self) -> datetime | None:
+        """When the repository was made on GitHub (no PR was merged before): learnt with
+        the first search, or offline from the store (a sync keeps it)."""
+        if self._fetcher is not None and self._fetcher.created is not None:
+            return self._fetcher.created
+        if self.store is None:
+            return None
+        from ..github.pulls import parse_time
+        from ..github.sync import SOURCE
+
+        state = self.store.get_sync_state(self.repository, SOURCE)
+        return parse_time(((state.extra if state else None) or {}).get("created"))
+
     # ------------------------------------------------------------------ reading
 
     def require(self, window: Window) -> None:
@@ -193,7 +206,7 @@ class GitHubSource(Source):
         fetched = list(self.fetcher.merged_between(window.start, window.end))
         if self.store is not None:
             now = datetime.now(window.start.tzinfo)
-            save_fetched(self.store, self.repository, fetched, window.start, min(window.end, now))
+            save_fetched(self.store, self.repository, fetched, window.start, min(window.end, now), self.fetcher.created)
         prs = [f.pr for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number))]
         self._read.append((window.start, window.end, prs))
         yield from (p for p in prs if window.contains(p.merged_at))

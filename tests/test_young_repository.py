@@ -1,0 +1,83 @@
+"""A repository younger than the baseline: its week is compared with the weeks it has
+existed, never with weeks before its first commit (they would read as quiet weeks)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from clirun import run_cli
+from gitrepo import GitRepoBuilder
+
+# PRs merged in each week from 2026-W02 on; the first commit is on Monday 2026-01-05 (W02).
+WEEKS = [1, 2, 1, 2, 1, 6]
+
+
+@pytest.fixture(scope="module")
+def young(tmp_path_factory) -> Path:
+    b = GitRepoBuilder(tmp_path_factory.mktemp("young") / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    n = 10
+    for week, count in enumerate(WEEKS):
+        for i in range(count):
+            day = date(2026, 1, 6) + timedelta(days=7 * week + i)
+            b.commit(f"[trainer] feat: step {n} (#{n})", f"{day}T09:00:00+00:00", {f"trainer/t{n}.py": b.lines(20)},
+                     author=f"dev{n % 3}")
+            n += 1
+    return b.path
+
+
+def _report(repo: Path, week: str, lang: str = "en") -> dict:
+    code, out, err = run_cli("report", str(repo), "--name", "acme/young", "--week", week, "--lang", lang,
+                             "--format", "json", "-q")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_a_young_repository_is_compared_with_the_weeks_it_has_existed(young):
+    d = _report(young, "2026-W07")
+    s = d["stats"]
+    assert s["baseline"]["weeks"] == 5 and s["baseline"]["mean_merged_prs"] == 1.4
+    assert s["trend"]["weeks"] == ["2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W06", "2026-W07"]
+    assert s["trend"]["merged_prs"] == WEEKS
+    summary = d["sections"]["summary"]["text"]
+    assert "(the most of any week in the last 6)" in summary and "last 13" not in summary
+    trend = next(i["text"] for i in d["sections"]["trends"]["items"] if i["name"] == "trainer")
+    assert "the most of any week in the last 6" in trend
+
+
+def test_its_trends_say_how_few_weeks_there_were(young):
+    d = _report(young, "2026-W04")
+    assert d["stats"]["baseline"]["weeks"] == 2
+    trend = next(i["text"] for i in d["sections"]["trends"]["items"] if i["name"] == "trainer")
+    assert "2 the week before, 1.5 per week on average over the previous 2 weeks" in trend
+    zh = _report(young, "2026-W04", "zh")
+    assert "前2周平均每周1.5个" in next(i["text"] for i in zh["sections"]["trends"]["items"] if i["name"] == "trainer")
+
+
+def test_its_first_week_has_no_earlier_week(young):
+    d = _report(young, "2026-W02")
+    assert d["stats"]["baseline"] == {"weeks": 0, "mean_merged_prs": None, "max_merged_prs": None,
+                                      "rank_merged_prs": None}
+    assert d["stats"]["week_over_week"]["merged_prs"]["previous"] is None
+    assert "no earlier week to compare with" in d["sections"]["summary"]["text"]
+    assert d["stats"]["trend"]["weeks"] == ["2026-W02"]
+
+
+def test_an_older_repository_keeps_the_whole_baseline(young):
+    """Thirteen weeks after the first commit the baseline is whole again."""
+    assert _report(young, "2026-W15")["stats"]["baseline"]["weeks"] == 12
+    assert _report(young, "2026-W14")["stats"]["baseline"]["weeks"] == 12
+
+
+def test_a_shallow_clones_cut_off_is_not_its_first_commit(young, tmp_path):
+    """A shallow clone's oldest commit has no parents either; the repository began
+    before it, so the baseline stays whole (and the report says the clone is shallow)."""
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--shallow-since=2026-01-19", f"file://{young}", str(clone)], check=True)
+    d = _report(clone, "2026-W07")
+    assert d["stats"]["baseline"]["weeks"] == 12
+    assert any("shallow" in w for w in d["warnings"])
