@@ -115,7 +115,7 @@ def test_an_offline_report_warns_when_its_trend_weeks_were_not_synced_and_says_h
     assert only_the_week.returncode == 0, only_the_week.stderr
     # --source github with a bare OWNER/REPO names the same repository as github:OWNER/REPO
     report = ["report", "verl-project/verl", "--source", "github", "--week", "2026-W26", "--tz", "Asia/Shanghai",
-              "--offline", "--db", db, "-f", "md,html,json", "-q"]
+              "--offline", "--db", db, "-f", "md,html,json", "--lang", "en", "-q"]
 
     out = tmp_path / "partial"
     partial = run([*report, "-o", str(out)], tmp_path)

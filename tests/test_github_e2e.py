@@ -131,6 +131,10 @@ def test_an_offline_enrichment_names_the_whole_sync_that_adds_what_is_missing(se
     command = warning.split("run `", 1)[1].split("`", 1)[0]
     assert command == f"repobrief sync github:verl-project/verl --github-url {server.url} --since 2026-06-22 --tz Asia/Shanghai"
     assert warning.startswith("no discussion for 22 PR(s) ") and warning.endswith("to add them")
+    # worded in the report's language, the command as it is
+    zh = run([*report[:report.index("--lang")], "--lang", "zh", *report[report.index("--lang") + 2:]], tmp_path)
+    (warning,) = [w for w in json.loads(zh.stdout)["warnings"] if "没有评审讨论" in w]
+    assert warning.startswith("22个PR（#") and warning.endswith(f"存储中找不到它们；运行 `{command}` 即可补充")
     synced = run([*command.split()[1:], "--db", db], tmp_path)
     assert synced.returncode == 0, synced.stderr
     enriched = run(report, tmp_path)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ..errors import SourceError
-from ..models import Comment, FileChange, PullRequest, ReviewThread
+from ..models import Comment, FileChange, Notice, PullRequest, ReviewThread
 from . import queries
 from .client import GitHubClient
 
@@ -117,7 +117,9 @@ class PullRequestFetcher:
             node = _at(data, path[: len(prefix) + 1])
             number = f"#{node['number']}" if isinstance(node, dict) and node.get("number") else "a pull request"
             part = path[len(prefix) + 1]
-            warning = f"GitHub withheld {part} of {number} ({e.get('message') or e.get('type') or 'no reason given'}); the rest of it is kept"
+            reason = e.get("message") or e.get("type") or "no reason given"
+            warning = Notice(f"GitHub withheld {part} of {number} ({reason}); the rest of it is kept", "github_withheld",
+                             part=part, pr=number, reason=reason)
             if warning not in self.warnings:
                 self.warnings.append(warning)
         return errors

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..config import Settings
 from ..errors import SourceError, UsageError
-from ..models import PullRequest
+from ..models import Notice, PullRequest
 from ..window import Window
 from . import Source
 
@@ -222,8 +222,9 @@ class GitHubSource(Source):
             extra = state.extra if state else None
             if self.offline:
                 baseline_end = self._required.start if self._required is not None else window.end
-                if window.start < baseline_end and not covered(extra, window.start, baseline_end):
-                    self._warn_unsynced(window.start, baseline_end)
+                start = max(window.start, self.began() or window.start)  # no PR was merged before it
+                if start < baseline_end and not covered(extra, start, baseline_end):
+                    self._warn_unsynced(start, baseline_end)
             if self.offline or covered(extra, window.start, window.end):
                 yield from self._from_store(window, require=False)
                 return
@@ -232,11 +233,14 @@ class GitHubSource(Source):
     def _warn_unsynced(self, start: datetime, end: datetime) -> None:
         from ..github.sync import sync_command
 
-        self._warn(
+        command = sync_command(self.repository, start, self.settings.github.url)
+        self._warn(Notice(
             f"trends compare with weeks that were not synced: the PRs of {self.repository} merged from "
             f"{start:%Y-%m-%d} to {end:%Y-%m-%d} are not all in the store, so those weeks may look quieter "
-            f"than they were; run `{sync_command(self.repository, start, self.settings.github.url)}` to sync them"
-        )
+            f"than they were; run `{command}` to sync them",
+            "github_unsynced", repository=self.repository, start=f"{start:%Y-%m-%d}", end=f"{end:%Y-%m-%d}",
+            command=command,
+        ))
 
     def _warn(self, warning: str) -> None:
         """A warning for the report, once however often its cause is met."""
@@ -277,11 +281,13 @@ class GitHubSource(Source):
             ranges = _ranges(state.extra if state else None)
             year = before - timedelta(days=365)
             if not ranges or min(a for a, _b in ranges) > year:
-                self._warn(
+                command = sync_command(self.repository, year, self.settings.github.url)
+                self._warn(Notice(
                     f"first-time contributors are not counted: telling them needs the PRs of {self.repository} "
                     f"merged in the year before {before:%Y-%m-%d}, which the store does not hold; run "
-                    f"`{sync_command(self.repository, year, self.settings.github.url)}` to count them"
-                )
+                    f"`{command}` to count them",
+                    "github_first_time", repository=self.repository, before=f"{before:%Y-%m-%d}", command=command,
+                ))
                 return None
             return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
         authors = {p.author for _s, _e, prs in self._read for p in prs if p.merged_at >= before}
@@ -326,11 +332,15 @@ class GitHubSource(Source):
             pr.base_branch = pr.base_branch or gh.base_branch
         if missing:
             shown = ", ".join(f"#{n}" for n in missing[:10]) + (" …" if len(missing) > 10 else "")
+            head = f"no discussion for {len(missing)} PR(s) {shown}: not found"
             if self.offline:
-                where = f"in the store; run `{self._sync_for(prs, missing)}` to add them"
+                command = self._sync_for(prs, missing)
+                self.warnings.append(Notice(f"{head} in the store; run `{command}` to add them",
+                                            "github_no_discussion_stored", count=len(missing), prs=shown, command=command))
             else:
-                where = f"on GitHub as pull requests of {self.repository}"
-            self.warnings.append(f"no discussion for {len(missing)} PR(s) {shown}: not found {where}")
+                self.warnings.append(Notice(f"{head} on GitHub as pull requests of {self.repository}",
+                                            "github_no_discussion", count=len(missing), prs=shown,
+                                            repository=self.repository))
 
     def _sync_for(self, prs: list[PullRequest], numbers: list[int]) -> str:
         """The sync that stores the PRs `numbers` (of `prs`): from the day the first merged,
