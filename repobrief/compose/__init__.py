@@ -436,7 +436,10 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     if "breaking_change" in kinds or "config_change" in kinds:
         prs = sorted(set(kinds.get("breaking_change", Risk("", "", [], [])).prs) | set(kinds.get("config_change", Risk("", "", [], [])).prs))
         add(0, "check_config", prs)
-        add(1, "migration", prs)
+        # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
+        renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
+                      for e in kinds.get("config_change", Risk("", "", [], [])).evidence)
+        add(1, "migration" if renamed else "migration_behaviour", prs)
     for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
                             ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
                             ("unresolved_threads", "unresolved", 4)):

@@ -1,5 +1,7 @@
-"""A repository younger than the baseline: its week is compared with the weeks it has
-existed, never with weeks before its first commit (they would read as quiet weeks)."""
+"""Reports of small repositories made commit by commit: a repository younger than the
+baseline is compared with the weeks it has existed, never with weeks before its first
+commit (they would read as quiet weeks); the migration note asks for what the week's
+changes call for."""
 
 from __future__ import annotations
 
@@ -81,3 +83,16 @@ def test_a_shallow_clones_cut_off_is_not_its_first_commit(young, tmp_path):
     d = _report(clone, "2026-W07")
     assert d["stats"]["baseline"]["weeks"] == 12
     assert any("shallow" in w for w in d["warnings"])
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"conf/train.yaml": "learning_rate: 0.1\nepochs: 3\n"}, "with the old and new names side by side"),
+    ({"conf/train.yaml": "lr: 0.1\nepochs: 3\nwarmup: 1\n"}, "how to keep the old behaviour where that is possible"),
+])
+def test_the_migration_note_asks_for_old_and_new_names_only_when_a_key_was_renamed(tmp_path, change, says):
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"conf/train.yaml": "lr: 0.1\nepochs: 3\n", "src/app.py": b.lines(5)})
+    b.commit("feat!: new training defaults (#10)", "2026-01-13T09:00:00+00:00", change)
+    d = _report(b.path, "2026-W03")
+    note = next(i["text"] for i in d["sections"]["recommendations"]["items"] if i["name"] == "Publish a migration note")
+    assert says in note and "#10" in note
