@@ -96,3 +96,21 @@ def test_the_migration_note_asks_for_old_and_new_names_only_when_a_key_was_renam
     d = _report(b.path, "2026-W03")
     note = next(i["text"] for i in d["sections"]["recommendations"]["items"] if i["name"] == "Publish a migration note")
     assert says in note and "#10" in note
+
+
+def test_a_first_pr_after_quiet_weeks_is_no_record(tmp_path):
+    """Two PRs after eight weeks without one are "none in the previous 8 weeks", not
+    "the most of any week in the last 9": true, but it reads as a trend."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(5)})
+    for week in range(8):  # direct commits only: no PR
+        b.commit(f"tweak {week}", f"{date(2026, 1, 6) + timedelta(days=7 * week)}T09:00:00+00:00", {"src/app.py": b.lines(5)})
+    for i in (10, 11):
+        b.commit(f"[docs] Add guide {i} (#{i})", f"2026-03-0{i - 7}T09:00:00+00:00", {f"docs/g{i}.md": b.lines(30)})
+    en, zh = _report(b.path, "2026-W10"), _report(b.path, "2026-W10", "zh")
+    assert en["stats"]["baseline"]["weeks"] == 8 and en["stats"]["baseline"]["max_merged_prs"] == 0
+    assert "merged 2 PRs (none in the previous 8 weeks)" in en["sections"]["summary"]["text"]
+    assert "共合并2个PR（此前8周没有）" in zh["sections"]["summary"]["text"]
+    (docs,) = [i["text"] for i in en["sections"]["trends"]["items"] if i["name"] == "Documentation"]
+    assert docs.startswith("2 PRs this week (none in the previous 8 weeks)")
+    assert "the most of any week" not in json.dumps(en["sections"])

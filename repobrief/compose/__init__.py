@@ -168,6 +168,8 @@ def _delta(facts: WeekFacts) -> str:
     n = st["merged_prs"]
     if wow["previous"] is None:
         return period_t(facts, "summary.delta_none")
+    if base["max_merged_prs"] == 0 and n:  # a first PR after quiet weeks is no record: say they were quiet
+        return period_t(facts, "summary.delta_none_before", weeks=base["weeks"])
     if base["weeks"] >= 4 and base["max_merged_prs"] is not None and n > base["max_merged_prs"]:
         return period_t(facts, "summary.delta_record", weeks=base["weeks"] + 1)
     d = wow["delta"]
@@ -300,7 +302,10 @@ def trends(facts: WeekFacts) -> list[Item]:
     for t in facts.report_themes:
         if t.history_weeks == 0:
             comparison = period_t(facts, "trends.compare_short")
-        elif t.rank_in_history == 1 and t.history_weeks >= 4 and t.count > max(t.previous, 0) and t.count > t.baseline_mean * 1.5:
+        elif not t.baseline_mean:  # none in any earlier week: a count of 1 is no record
+            comparison = period_t(facts, "trends.none_before", weeks=t.history_weeks)
+        elif (t.rank_in_history == 1 and t.history_weeks >= 4 and t.count >= 3 and t.count > max(t.previous, 0)
+              and t.count > t.baseline_mean * 1.5):  # a record of two PRs is no trend either
             comparison = period_t(facts, "trends.record", weeks=t.history_weeks + 1)
         else:
             comparison = period_t(facts, "trends.compare", previous=t.previous, weeks=t.history_weeks,
