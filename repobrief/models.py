@@ -36,7 +36,7 @@ class FileChange:
     path: str
     added: int | None = 0
     deleted: int | None = 0
-    status: str = "M"  # "A" created, "D" deleted, "M" modified
+    status: str = "M"  # "A" created, "D" deleted, "M" modified, "R" moved unchanged (a clone; GitHub's renames are "M")
 
     @property
     def lines(self) -> int:

@@ -114,3 +114,24 @@ def test_a_first_pr_after_quiet_weeks_is_no_record(tmp_path):
     (docs,) = [i["text"] for i in en["sections"]["trends"]["items"] if i["name"] == "Documentation"]
     assert docs.startswith("2 PRs this week (none in the previous 8 weeks)")
     assert "the most of any week" not in json.dumps(en["sections"])
+
+
+def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_path):
+    """A pure move (same content, new path) counts no lines, as GitHub counts a rename:
+    it makes no PR large, puts no core path at risk, and a moved config file is not
+    a removed one. A file moved and edited is still a deletion and an addition."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    big = b.lines(400)
+    b.commit("initial", "2026-01-05T10:00:00+00:00",
+             {"pkg/core/engine.py": big, "conf/train.yaml": "lr: 0.1\n", "pkg/util.py": b.lines(50)})
+    b.commit("refactor: move the engine (#10)", "2026-01-13T09:00:00+00:00",
+             {"pkg/core/engine.py": None, "pkg/core/runtime/engine.py": big,
+              "conf/train.yaml": None, "configs/train.yaml": "lr: 0.1\n"})
+    b.commit("refactor: move and edit util (#11)", "2026-01-14T09:00:00+00:00",
+             {"pkg/util.py": None, "pkg/tools/util.py": b.lines(50)})
+    d = _report(b.path, "2026-W03")
+    prs = {p["number"]: p for p in d["pull_requests"]}
+    moved = {f["path"]: (f["status"], f["added"], f["deleted"]) for f in prs[10]["files"]}
+    assert moved == {"pkg/core/runtime/engine.py": ("R", 0, 0), "configs/train.yaml": ("R", 0, 0)}
+    assert not prs[10]["risks"] and d["stats"]["lines_added"] == 50 and d["stats"]["lines_deleted"] == 50
+    assert {f["status"] for f in prs[11]["files"]} == {"A", "D"}

@@ -39,6 +39,8 @@ def _worth_reading(path: str, status: str) -> bool:
     """Decided from the file's status, not its line counts, so the choice is the same
     whether diffs are read before, during or after the line-count pass. Cached: the
     same files change in week after week."""
+    if status == "R":  # moved unchanged: no key or version in it changed
+        return False
     if status != "A" and fk.is_config(path):
         return True
     return status != "D" and (
@@ -77,7 +79,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
     if c.type in ("feat", "fix", "refactor", "perf"):
-        touches_source = [f.path for f in pr.files if fk.is_source(f.path) and not fk.is_example(f.path)]
+        touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
     deps = [f.path for f in pr.files if fk.is_dependency(f.path)]

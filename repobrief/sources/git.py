@@ -523,6 +523,8 @@ class GitSource(Source):
 
     def _set_counts(self, sha: str, counts: dict[str, tuple[int | None, int | None]]) -> None:
         for f in self._commits[sha].files if sha in self._commits else []:
+            if f.status == "R":  # moved unchanged (see _parse_files): git counts every line at its new path
+                continue
             got = counts.get(f.path)
             if got is not None:
                 f.added, f.deleted = got
@@ -1044,8 +1046,14 @@ def _parse_record(rec: bytes) -> _RawCommit | None:
 
 def _parse_files(rest: bytes) -> list[FileChange]:
     """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output. Keyed by
-    the path's bytes: a `--numstat` line finds its `--raw` entry without decoding the path again."""
+    the path's bytes: a `--numstat` line finds its `--raw` entry without decoding the path again.
+
+    A file deleted and one added with the same content (blob) in one commit are a move:
+    one entry, at the new path, status "R", no lines changed (as GitHub counts a rename),
+    not a deletion and an addition of every line (`--no-renames` keeps paths exact)."""
     files: dict[bytes, FileChange] = {}
+    deleted: dict[bytes, list[bytes]] = {}  # blob -> paths deleted with it
+    added: list[tuple[bytes, bytes]] = []  # (blob, path)
     tokens = rest.split(b"\0")
     i, n = 0, len(tokens)
     while i < n:
@@ -1059,7 +1067,15 @@ def _parse_files(rest: bytes) -> list[FileChange]:
             if i < n:
                 raw = tokens[i]
                 p = sys.intern(raw.decode("utf-8", "replace"))  # paths recur in many commits
-                files[raw] = FileChange(path=p, added=0, deleted=0, status=tok.rsplit(b" ", 1)[-1][:1].decode())
+                status = tok.rsplit(b" ", 1)[-1][:1]
+                files[raw] = FileChange(path=p, added=0, deleted=0, status=status.decode())
+                if status == b"D" or status == b"A":  # ":mode mode old-blob new-blob D"
+                    fields = tok.split(b" ")
+                    if len(fields) >= 4:
+                        if status == b"D":
+                            deleted.setdefault(fields[2], []).append(raw)
+                        else:
+                            added.append((fields[3], raw))
                 i += 1
             continue
         cols = tok.split(b"\t", 2)
@@ -1070,4 +1086,10 @@ def _parse_files(rest: bytes) -> list[FileChange]:
                 f = files[raw] = FileChange(path=sys.intern(raw.decode("utf-8", "replace")))
             f.added = None if a == b"-" else int(a)
             f.deleted = None if d == b"-" else int(d)
+    if deleted and added:
+        for blob, raw in added:
+            if deleted.get(blob):
+                del files[deleted[blob].pop()]
+                moved = files[raw]
+                moved.status, moved.added, moved.deleted = "R", 0, 0
     return list(files.values())
