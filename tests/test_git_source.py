@@ -78,6 +78,17 @@ def test_direct_commits_and_reverts(flask_like):
     assert direct[0].files[0].deleted is not None
 
 
+def test_a_one_parent_commit_called_a_branch_merge_is_a_direct_commit(tmp_path):
+    """A "Merge branch …" commit with one parent (squashed or rebased) brings no side
+    commits: it is its own change, counted as a direct commit, its lines with it."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-02-01T10:00:00+00:00", {"src/app.py": b.lines(20)})
+    b.commit("Merge branch 'stable'", "2026-03-03T10:00:00+00:00", {"src/sessions.py": b.lines(7)})
+    src = GitSource(str(b.path))
+    (merged,) = src.direct_commits(W10)
+    assert merged.subject == "Merge branch 'stable'" and merged.files[0].added == 7
+
+
 def test_window_boundaries_use_the_time_zone(tmp_path):
     b = GitRepoBuilder(tmp_path / "tz")
     # Sunday 23:30 in Shanghai is still Sunday there, but Sunday 15:30 UTC.

@@ -553,7 +553,9 @@ class GitSource(Source):
         def emit(c: _RawCommit, when: datetime, via: str | None) -> None:
             pr = self._as_pr(c, when, via)
             if pr is None:
-                if not _BRANCH_MERGE.match(c.subject):
+                # A branch merge brings its side's commits, emitted one by one; a commit that
+                # only says "Merge branch …" but has one parent (squashed, rebased) is its own change.
+                if len(c.parents) < 2 or not _BRANCH_MERGE.match(c.subject):
                     direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha), c.email))
                 return
             by_sha[c.sha] = pr.number
