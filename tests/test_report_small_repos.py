@@ -135,3 +135,33 @@ def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_p
     assert moved == {"pkg/core/runtime/engine.py": ("R", 0, 0), "configs/train.yaml": ("R", 0, 0)}
     assert not prs[10]["risks"] and d["stats"]["lines_added"] == 50 and d["stats"]["lines_deleted"] == 50
     assert {f["status"] for f in prs[11]["files"]} == {"A", "D"}
+
+
+def test_routine_bumps_of_ci_actions_are_no_dependency_risk_and_no_ci_churn(tmp_path):
+    """Dependabot bumping four GitHub Actions changes no user's environment and fixes no
+    flaky pipeline; a real CI fix wave still reads as churn."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(5), ".github/workflows/tests.yaml": "on: push\n"})
+    for i, action in enumerate(["actions/checkout", "actions/setup-python", "actions/cache",
+                                "slsa-framework/slsa-github-generator"]):
+        b.commit(f"Bump {action} from 1.{i}.0 to 1.{i + 1}.0 (#{10 + i})", f"2026-01-1{3 + i}T09:00:00+00:00",
+                 {".github/workflows/tests.yaml": f"on: push\n# {action}@1.{i + 1}.0\n"}, author="dependabot[bot]")
+    kinds = {r["kind"] for r in _report(b.path, "2026-W03")["risks"]}
+    assert not kinds & {"dependency_change", "ci_churn"}
+    for i in range(3):
+        b.commit(f"fix: flaky ci job {i} (#{20 + i})", f"2026-01-2{i}T09:00:00+00:00",
+                 {".github/workflows/tests.yaml": f"on: push\n# retry {i}\n"})
+    assert "ci_churn" in {r["kind"] for r in _report(b.path, "2026-W04")["risks"]}
+
+
+@pytest.mark.parametrize("pyproject, risk", [
+    ('[project]\nname = "app"\nversion = "3.1.0"\ndependencies = ["werkzeug>=3.0"]\n', False),
+    ('[project]\nname = "app"\nversion = "3.0.0"\ndependencies = ["werkzeug>=3.1"]\n', True),
+])
+def test_a_release_that_only_sets_its_own_version_changes_no_dependency(tmp_path, pyproject, risk):
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00",
+             {"src/app.py": b.lines(5), "pyproject.toml": '[project]\nname = "app"\nversion = "3.0.0"\ndependencies = ["werkzeug>=3.0"]\n'})
+    b.commit("release version 3.1.0 (#10)", "2026-01-13T09:00:00+00:00", {"pyproject.toml": pyproject})
+    kinds = {r["kind"] for r in _report(b.path, "2026-W03")["risks"]}
+    assert ("dependency_change" in kinds) is risk

@@ -82,8 +82,9 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
-    deps = [f.path for f in pr.files if fk.is_dependency(f.path)]
-    if deps or (c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)):
+    deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
+    ci_only = bool(pr.files) and all(fk.is_ci(f.path) for f in pr.files)  # a CI action's version is no user's dependency
+    if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)):
         ev = [f"changes {', '.join(deps[:3])}"] if deps else [f"title: {pr.title[:120]}"]
         out.append(Risk("dependency_change", "medium", [n], ev))
     big = max(1000, _p95(ctx.calibration_lines))
@@ -94,6 +95,28 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
 
         out.extend(discussion_risks(pr, ctx.lang))
     return out
+
+
+# A manifest line that only sets the project's own version (a release bumps it).
+_OWN_VERSION = re.compile(r"""^[-+]\s*(?:__version__|version)\s*[=:]\s*["']?[\w.+-]*["']?\s*,?\s*$""")
+
+
+def _changes_requirements(path: str, diff: str | None) -> bool:
+    """Whether a dependency manifest's change touches requirements, not only the project's
+    own version (`version = "3.1.0"` in pyproject.toml). Without its diff: assumed so."""
+    if not diff:
+        return True
+    lines, current = [], ""
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            current = fk.diff_header_path(line)
+        elif current == path and line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip():
+            lines.append(line)
+    return not lines or not all(_OWN_VERSION.match(line) for line in lines)
+
+
+# A routine version bump (Dependabot's "Bump X from 1 to 2", "chore(deps): bump …"): maintenance, not a CI fix.
+_BUMP = re.compile(r"^\W*(?:\[[^\]]*\]\s*)*(?:[\w-]+(?:\([^)]*\))?!?:\s*)?bump(?:s|ed)?\b", re.I)
 
 
 def _p95(values: list[int]) -> int:
@@ -172,8 +195,8 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     out: list[Risk] = []
     days = ctx.window.range_days
     span = "this week" if days is None else "on this day" if days == 1 else "in this period"  # evidence is English
-    ci = [pr.number for pr in prs if classified[pr.number].type == "ci" or
-          (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files))]
+    ci = [pr.number for pr in prs if not _BUMP.match(pr.title) and (classified[pr.number].type == "ci" or
+          (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files)))]
     ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
     if len(ci) >= 3:
         out.append(Risk("ci_churn", "medium" if len(ci) >= 5 else "low", sorted(ci), [f"{len(ci)} CI changes or fixes {span}"]))
