@@ -115,8 +115,8 @@ def _changes_requirements(path: str, diff: str | None) -> bool:
     return not lines or not all(_OWN_VERSION.match(line) for line in lines)
 
 
-# A routine version bump (Dependabot's "Bump X from 1 to 2", "chore(deps): bump …"): maintenance, not a CI fix.
-_BUMP = re.compile(r"^\W*(?:\[[^\]]*\]\s*)*(?:[\w-]+(?:\([^)]*\))?!?:\s*)?bump(?:s|ed)?\b", re.I)
+# A routine version bump (Dependabot's "Bump X from 1 to 2", "Bump the actions group …"): maintenance, not a CI fix.
+_BUMP = re.compile(r"\bbump(?:s|ed)?\b.+\bfrom\b.+\bto\b|\bbump(?:s|ed)? the \S+ group\b", re.I)
 
 
 def _p95(values: list[int]) -> int:
@@ -195,7 +195,7 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     out: list[Risk] = []
     days = ctx.window.range_days
     span = "this week" if days is None else "on this day" if days == 1 else "in this period"  # evidence is English
-    ci = [pr.number for pr in prs if not _BUMP.match(pr.title) and (classified[pr.number].type == "ci" or
+    ci = [pr.number for pr in prs if not _BUMP.search(pr.title) and (classified[pr.number].type == "ci" or
           (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files)))]
     ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
     if len(ci) >= 3:
