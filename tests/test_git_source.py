@@ -74,8 +74,23 @@ def test_direct_commits_and_reverts(flask_like):
     assert "Merge branch 'stable'" not in subjects  # a branch merge is not a direct commit
     revert = next(c for c in direct if c.subject.startswith("Revert"))
     assert revert.reverts == 510
-    assert prs[512].reverts is None  # its title names no PR number, its body no known sha
+    assert prs[512].reverts == 511  # no number, no sha: the PR of the title it quotes
     assert direct[0].files[0].deleted is not None
+
+
+def test_reverts_found_by_github_s_revert_body_and_by_the_quoted_title(tmp_path):
+    """GitHub's Revert button writes `Revert "<title>" (#M)` with "Reverts owner/repo#N" in
+    the body; a title may end with an issue's "(#K)" of its own, which is not the PR."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-02-01T10:00:00+00:00", {"src/app.py": b.lines(20)})
+    b.commit("[vllm] feat: remove workers (#30)", "2026-03-02T10:00:00+00:00", {"src/w.py": b.lines(5)})
+    b.commit('Revert "[vllm] feat: remove workers" (#31)\n\nReverts acme/app#30\n\nit breaks CI',
+             "2026-03-02T12:00:00+00:00", {"src/w.py": None})
+    b.commit("fix: honor the path (#17) (#40)", "2026-03-03T10:00:00+00:00", {"src/p.py": b.lines(5)})
+    b.commit('Revert "fix: honor the path (#17)" (#41)', "2026-03-04T10:00:00+00:00", {"src/p.py": None})
+    b.commit('Revert "an old change (#12)" (#42)', "2026-03-05T10:00:00+00:00", {"src/app.py": b.lines(3)})
+    reverts = {p.number: p.reverts for p in GitSource(str(b.path)).iter_pull_requests(W10)}
+    assert reverts == {30: None, 31: 30, 40: None, 41: 40, 42: 12}
 
 
 def test_a_one_parent_commit_called_a_branch_merge_is_a_direct_commit(tmp_path):

@@ -35,6 +35,7 @@ _PR_SQUASH = re.compile(r"\(#" + NUMBER + r"\)\s*$")
 _BRANCH_MERGE = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
 _REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+_REVERTS_PR = re.compile(r"^Reverts [\w.-]+/[\w.-]+#(\d{1,9})\b", re.M)  # GitHub's Revert button
 
 # git processes reading line counts at once (each commit's diff is independent).
 NUMSTAT_WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -547,6 +548,7 @@ class GitSource(Source):
         self._read_merged_authors(mainline)
         seen_prs: set[int] = set()
         by_sha: dict[str, int] = {}
+        by_title: dict[str, int] = {}  # the latest PR of each title, for reverts that quote it
         prs: list[PullRequest] = []
         direct: list[Commit] = []
 
@@ -556,13 +558,15 @@ class GitSource(Source):
                 # A branch merge brings its side's commits, emitted one by one; a commit that
                 # only says "Merge branch …" but has one parent (squashed, rebased) is its own change.
                 if len(c.parents) < 2 or not _BRANCH_MERGE.match(c.subject):
-                    direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha), c.email))
+                    direct.append(Commit(c.sha, c.subject, c.author, when, c.files, self._reverted(c, by_sha, by_title),
+                                         c.email))
                 return
             by_sha[c.sha] = pr.number
             if pr.number in seen_prs:  # the same PR brought in twice (cherry-pick, re-merge)
                 return
             seen_prs.add(pr.number)
-            pr.reverts = self._reverted(c, by_sha)
+            pr.reverts = self._reverted(c, by_sha, by_title)
+            by_title[_PR_SQUASH.sub("", pr.title).strip().lower()] = pr.number  # a squash title ends with "(#N)"
             prs.append(pr)
 
         for c in mainline:
@@ -635,22 +639,28 @@ class GitSource(Source):
             )
         return None
 
-    def _reverted(self, c: _RawCommit, by_sha: dict[str, int]) -> int | None:
+    def _reverted(self, c: _RawCommit, by_sha: dict[str, int], by_title: dict[str, int]) -> int | None:
+        """The PR a revert undoes: the body's "Reverts owner/repo#N" (GitHub's Revert
+        button) or "This reverts commit <sha>", else an earlier PR of the quoted title,
+        else a "(#N)" the quoted title ends with (a title may hold an issue's "(#N)" of
+        its own, so that is the last resort)."""
         m = _REVERT.match(c.subject)
         if not m:
             return None
-        inner = _PR_SQUASH.search(m.group(1))
-        if inner:
-            return int(inner.group(1))
-        inner = _PR_MERGE.match(m.group(1))
-        if inner:
-            return int(inner.group(1))
+        quoted = m.group(1)
+        r = _REVERTS_PR.search(c.body)
+        if r:
+            return int(r.group(1))
         s = _REVERTS_SHA.search(c.body)
         if s:
             for sha, number in by_sha.items():
                 if sha.startswith(s.group(1)):
                     return number
-        return None
+        titled = by_title.get(quoted.strip().lower())
+        if titled is not None:
+            return titled
+        inner = _PR_SQUASH.search(quoted) or _PR_MERGE.match(quoted)
+        return int(inner.group(1)) if inner else None
 
     # ------------------------------------------------------------------ Source API
 
