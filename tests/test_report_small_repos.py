@@ -165,3 +165,24 @@ def test_a_release_that_only_sets_its_own_version_changes_no_dependency(tmp_path
     b.commit("release version 3.1.0 (#10)", "2026-01-13T09:00:00+00:00", {"pyproject.toml": pyproject})
     kinds = {r["kind"] for r in _report(b.path, "2026-W03")["risks"]}
     assert ("dependency_change" in kinds) is risk
+
+
+@pytest.mark.parametrize("title, body, files, says", [
+    ("feat: deterministic rollout (#10)", "Adds determinism.\n\nDefaults preserve existing behavior.",
+     {"src/roll.py": 60}, "The PR describes the change as compatible with existing setups."),
+    ("refactor: rename the scheduler key (#10)", "Renames it.", {"conf/train.yaml": "scheduler: cosine\n"},
+     "It removes or renames configuration"),
+    ("fix: read the right key (#10)", "A fix.", {"conf/train.yaml": "sched: linear\nwarmup: 1\n", "src/app.py": 3},
+     "The PR does not state a default or a compatibility impact."),
+])
+def test_key_changes_say_what_the_pr_says_about_compatibility(tmp_path, title, body, files, says):
+    """What a key change says of defaults and compatibility follows the PR: a description
+    that promises compatibility, a renamed key; a fix that touches configuration files
+    is not said to need no configuration change."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(5), "conf/train.yaml": "sched: linear\n"})
+    b.commit(f"{title}\n\n{body}", "2026-01-13T09:00:00+00:00",
+             {k: (b.lines(v) if isinstance(v, int) else v) for k, v in files.items()})
+    (item,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
+    assert says in item["text"]
+    assert "No configuration change is needed" not in item["text"]

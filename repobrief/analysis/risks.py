@@ -19,6 +19,7 @@ from .classify import Classified
 from .context import AnalysisContext, percentile
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+_CHURN = frozenset({"ci_churn", "config_churn"})  # risks of the week as a whole
 
 # The diff lines detectors read: `key: value` / `name = …` shapes and anything with a version.
 DIFF_LINES = r"[^\n]*(?:[:=]|\d\.\d)"
@@ -279,5 +280,8 @@ def merge_risks(per_pr: list[Risk], week: list[Risk], importance: dict[int, floa
     merged = list(by_kind.values())
     for r in merged:
         r.prs = sorted(set(r.prs), key=lambda n: (-importance.get(n, 0), n))
-    merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
+    # A week's churn (many CI or config changes) holds its largest PRs too: among risks of
+    # one severity, those about particular PRs come first, so the churn is not "the main risk".
+    merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], r.kind in _CHURN,
+                               -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
     return merged

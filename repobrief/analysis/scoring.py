@@ -36,7 +36,20 @@ _DEFAULT_IN_BODY = re.compile(
     re.I,
 )
 OPT_IN = re.compile(r"\b(?:disabled by default|off by default|opt-in|not enabled by default|default(?:s)?\s*(?:=|:|to)\s*(?:false|off|none|disabled))\b", re.I)
+# The description says existing setups keep working: "backward compatible", "defaults
+# preserve existing behavior", "leaving existing behavior unchanged by default".
+_COMPATIBLE = re.compile(
+    r"\b(?:backwards?[- ]compatib\w*|(?:preserv|keep|retain|leav)\w* (?:the )?(?:existing|current|previous|old) behaviou?r"
+    r"|(?:existing|current|default) (?:behaviou?r|path) (?:is |remains |stays )?unchanged|unchanged by default"
+    r"|no (?:behaviou?r|breaking|user-facing) changes?)\b",
+    re.I,
+)
 _RFC = re.compile(r"\bRFC\b")
+
+
+def says_compatible(body: CleanBody) -> bool:
+    """Whether the description says existing behaviour is kept (see `_COMPATIBLE`)."""
+    return bool(_COMPATIBLE.search(body.text[:5000]))
 
 
 def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:

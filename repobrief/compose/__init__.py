@@ -259,7 +259,11 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.default_change"))
         elif sig["opt_in"]:
             sentences.append(cat.t("key_change.opt_in"))
-        elif a.type == "fix":
+        elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
+            sentences.append(cat.t("key_change.config_removed"))
+        elif sig["compatible"]:
+            sentences.append(cat.t("key_change.compatible"))
+        elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
         else:
             sentences.append(cat.t("key_change.no_compat"))
@@ -304,8 +308,7 @@ def trends(facts: WeekFacts) -> list[Item]:
             comparison = period_t(facts, "trends.compare_short")
         elif not t.baseline_mean:  # none in any earlier week: a count of 1 is no record
             comparison = period_t(facts, "trends.none_before", weeks=t.history_weeks)
-        elif (t.rank_in_history == 1 and t.history_weeks >= 4 and t.count >= 3 and t.count > max(t.previous, 0)
-              and t.count > t.baseline_mean * 1.5):  # a record of two PRs is no trend either
+        elif _is_record(t):
             comparison = period_t(facts, "trends.record", weeks=t.history_weeks + 1)
         else:
             comparison = period_t(facts, "trends.compare", previous=t.previous, weeks=t.history_weeks,
@@ -328,17 +331,35 @@ def _named_by(facts: WeekFacts, t: Theme, number: int, titles: dict[int, str]) -
     if kind == "type":
         return a.type == key
     words = titles.get(number, "")
-    return key in a.modules or key in words or t.name.lower() in words
+    return key in a.modules or _has_word(words, key) or _has_word(words, t.name.lower())
+
+
+def _has_word(text: str, word: str) -> bool:
+    """`word` in `text` as a word of its own: the CI theme is not named by "[recipe]"."""
+    i = text.find(word)
+    while i >= 0:
+        end = i + len(word)
+        if (i == 0 or not text[i - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _mean(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x else "0"
 
 
+def _is_record(t: Theme) -> bool:
+    """A theme's week written as "the most of any week in the last N" (a record of two
+    PRs is no trend either)."""
+    return (t.rank_in_history == 1 and t.history_weeks >= 4 and t.count >= 3 and t.count > max(t.previous, 0)
+            and t.count > t.baseline_mean * 1.5)
+
+
 def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     cat = facts.catalog
     kind, _, key = t.key.partition(":")
-    high = t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1
+    high = _is_record(t) or (t.history_weeks and t.count >= 1.5 * t.baseline_mean + 1)  # a record is no "steady stream"
     low = t.history_weeks and t.count < t.baseline_mean * 0.75
     if kind == "type":
         return period_get(facts, "trends", f"type_{key}") or cat.t("trends.steady")

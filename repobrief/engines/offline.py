@@ -11,7 +11,7 @@ import re
 from ..analysis.classify import classify
 from ..analysis.context import AnalysisContext
 from ..analysis.risks import pr_risks
-from ..analysis.scoring import is_default_change, is_opt_in, score
+from ..analysis.scoring import is_default_change, is_opt_in, says_compatible, score
 from ..conventions import clean_body, clip, first_sentence
 from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
@@ -110,4 +110,5 @@ def compat_signals(pr: PullRequest) -> dict[str, bool]:
     return {
         "default_change": is_default_change(pr, body),
         "opt_in": is_opt_in(pr, body),
+        "compatible": says_compatible(body),
     }
