@@ -186,3 +186,28 @@ def test_key_changes_say_what_the_pr_says_about_compatibility(tmp_path, title, b
     (item,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
     assert says in item["text"]
     assert "No configuration change is needed" not in item["text"]
+
+
+def test_what_the_week_concentrated_on_is_its_areas_of_code(tmp_path):
+    """The changelog line every code PR adds makes none of them documentation, a
+    "[misc]" tag names no area, tooling folders (.devcontainer) are no core path, and
+    the summary names areas of two PRs or more, the largest first."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app/views.py": b.lines(50), "src/app/cli.py": b.lines(50),
+                                                      "CHANGES.rst": b.lines(5)})
+    day = 12
+    for i, (title, files) in enumerate([
+        ("Add async views", {"src/app/views.py": 40, "CHANGES.rst": 2}),
+        ("Fix view caching", {"src/app/views.py": 30, "CHANGES.rst": 1}),
+        ("Add streaming views", {"src/app/views.py": 20, "CHANGES.rst": 1}),
+        ("Add a cli flag", {"src/app/cli.py": 20, "CHANGES.rst": 1}),
+        ("Tidy cli imports", {"src/app/cli.py": 5}),
+        ("[misc] add devcontainer", {".devcontainer/on-create.sh": 300}),
+    ]):
+        b.commit(f"{title} (#{10 + i})", f"2026-01-{day + i % 5}T09:00:00+00:00",
+                 {k: b.lines(v) for k, v in files.items()})
+    d = _report(b.path, "2026-W03")
+    summary = d["sections"]["summary"]["text"]
+    assert "The week concentrated on views (3 PRs) and cli (2 PRs)." in summary
+    assert "Documentation" not in summary and "misc" not in json.dumps(d["themes"])
+    assert not any(p.startswith(".") for p in d["stats"]["core_paths"])

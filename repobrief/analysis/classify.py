@@ -73,7 +73,9 @@ def infer_modules(pr: PullRequest, project: str = "") -> list[str]:
     """Modules from paths when the title has no tags: the directories holding most of
     the changed files (files, not lines, so the answer is the same whether or not
     line counts were read — baseline weeks are read without them)."""
-    weights = Counter([_module_of(f.path, project) for f in pr.files])
+    # The changelog entry a code PR adds makes it no documentation PR (flask: every PR).
+    paths = [f.path for f in pr.files if not fk.is_ledger(f.path)] or [f.path for f in pr.files]
+    weights = Counter([_module_of(path, project) for path in paths])
     total = sum(weights.values()) or 1
     mods = [m for m, w in weights.most_common(3) if w / total >= 0.2]
     return mods or ([weights.most_common(1)[0][0]] if weights else [])

@@ -102,7 +102,7 @@ def _source_dir(path: str, project: str) -> str | None:
     if not fk.is_source(path) or fk.is_example(path):
         return None
     parts = path.split("/")[:-1]
-    if not parts:
+    if not parts or parts[0].startswith("."):  # .devcontainer, .github: tooling, no core of the project
         return None
     depth = 2 if parts[0].lower() in (project, "src") and len(parts) >= 2 else 1
     return "/".join(parts[:depth])

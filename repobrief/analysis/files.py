@@ -17,6 +17,8 @@ DEPENDENCY_FILES = ("requirements*.txt", "requirements*.in", "setup.py", "setup.
                     "go.mod", "Dockerfile*", "*.dockerfile", "constraints*.txt")
 _TEST_RX = re.compile(r"(^|/)(tests?|testing|test_utils|e2e|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|(^|/)conftest\.py$")
 _CI_RX = re.compile(r"(^|/)(\.github/workflows|\.gitlab-ci\.yml|\.circleci|\.buildkite|\.jenkins|ci|\.ci|\.azure-pipelines)(/|$)|(^|/)\.pre-commit-config\.yaml$|(^|/)\.github/")
+# A project's own records beside its code: each code PR adds a line to the changelog.
+_LEDGER_RX = re.compile(r"(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|CONTRIBUTING|AUTHORS)[^/]*$", re.I)
 _DOC_RX = re.compile(r"(^|/)(docs?|documentation)(/|$)|(^|/)(README|CHANGELOG|CHANGES|CONTRIBUTING|NEWS|HISTORY)[^/]*$", re.I)
 _CONFIG_RX = re.compile(r"(^|/)(configs?|conf|settings)(/|$)|(^|/)[^/]*(config|settings)[^/]*\.(py|ya?ml|toml|json)$", re.I)
 _API_NAMES = ("__init__.py", "api.py", "cli.py", "interface.py", "interfaces.py", "public.py")
@@ -60,6 +62,11 @@ def kinds(path: str) -> int:
 
 def is_test(path: str) -> bool:
     return kinds(path) & TEST != 0
+
+
+def is_ledger(path: str) -> bool:
+    """A changelog, contributing guide or authors list: docs, but no area of the project."""
+    return _LEDGER_RX.search(path) is not None
 
 
 def is_ci(path: str) -> bool:

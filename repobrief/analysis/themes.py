@@ -22,6 +22,8 @@ KNOWN_TOPICS = set(TERM_SYNONYMS.values()) | {"npu", "rocm", "cuda", "tpu", "xpu
 # Terms too generic to be a theme on their own.
 _NOT_THEMES = {"tests", "test", "root", "config", "trainer", "model", "models", "utils", "scripts", "examples", "recipe",
                "data", "misc", "worker", "workers", "src"}
+# Title tags that name no area: a "[misc]" module is no theme.
+_CATCH_ALL = {"misc", "other", "others", "minor", "general", "wip", "chore", "hotfix"}
 # A wave of one change type is a theme when the week has this many and clearly more than usual.
 _TYPE_WAVES = {"fix": 5, "docs": 4, "ci": 4, "test": 4, "perf": 3, "deps": 3}
 
@@ -114,6 +116,8 @@ def build_themes(
             modules.setdefault(m, []).append(pr.number)
     by_module = [w.counts("module") for w in history]
     for m, nums in modules.items():
+        if m in _CATCH_ALL:  # "[misc]" says what a PR is not, not an area of the code
+            continue
         hist = [c.get(m, 0) for c in by_module]  # `get`: a Counter's missing key costs a Python call
         score = len(nums) + 0.5 * max(0.0, _surprise(len(nums), hist))
         themes.append((score, _theme(f"module:{m}", name_of(m), "module", nums, hist)))

@@ -207,7 +207,11 @@ def summary(facts: WeekFacts) -> str:
             direct=direct,
         )
     ]
-    areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in facts.report_themes[:3]]
+    # The week "concentrated on" areas of two PRs or more (one when that is all there is),
+    # the largest first; the trends section may still write about more.
+    focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]
+    focus = sorted(focus, key=lambda t: -t.count)[:3]
+    areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in focus]
     if areas:
         parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()
