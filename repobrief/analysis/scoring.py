@@ -111,7 +111,7 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         p = percentile(ctx.calibration_lines, lines)
         add("size", w.size_max * p, f"size {lines:,} lines (larger than {p:.0%} of recent PRs)")
         pf = percentile(ctx.calibration_files, len(pr.files))
-        add("files", w.files_max * pf, f"spread over {len(pr.files):,} files")
+        add("files", w.files_max * pf, f"spread over {len(pr.files):,} file{'s' * (len(pr.files) != 1)}")
     if len(c.modules) > 1:
         add("modules", min(w.modules_max, w.modules_each * (len(c.modules) - 1)), f"spans {len(c.modules)} modules")
     core_hits = ctx.core_hits(pr)

@@ -97,7 +97,7 @@ def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> t
 
 def why_clause(
     cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None,
-    is_week: bool = True,
+    is_week: bool = True, skip: frozenset[str] = frozenset(),
 ) -> str:
     """Why a PR matters, from its strongest importance terms (size only when it is
     near the top of the repository's recent PRs). Codes in `used` (said already for
@@ -111,7 +111,7 @@ def why_clause(
             continue
         if code == "size" and (r.points < 0.8 * size_max or pr.lines < LARGE_LINES):
             continue
-        if code == "files" or code == "minor_only":
+        if code == "files" or code == "minor_only" or code in skip:
             continue
         text = _why(cat, code, pr, a, r.text, is_week)
         if text and text not in parts:
@@ -254,9 +254,11 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         what = first_sentence(body.what, 240)
         if what and what.lower().rstrip(".") != a.gist.lower():
             sentences.append(_end(cat, cat.t("key_change.what", text=what.rstrip(". "))))
-        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, is_week=facts.window.is_week)
-        sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         sig = compat_signals(p)
+        # What the compatibility sentence below says is not said twice.
+        said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
+        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, is_week=facts.window.is_week, skip=said)
+        sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
         elif sig["default_change"]:
@@ -421,7 +423,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         if files:
             more = len(files) - 3
             shown = cat.t("list.pr_sep").join(files[:3])
-            return cat.t("detail.files", files=shown) + (cat.t("risk_text.more", count=more, total=len(files)) if more > 0 else "")
+            return cat.t("detail.files", files=shown) + (cat.t("risk_text.more_files", count=more, total=len(files)) if more > 0 else "")
         return cat.join(_gists(facts, r.prs))
     if r.kind in ("version_mismatch", "unresolved_threads", "no_review"):
         return sep.join(e.rstrip(".") for e in r.evidence[:3])
