@@ -211,3 +211,23 @@ def test_what_the_week_concentrated_on_is_its_areas_of_code(tmp_path):
     assert "The week concentrated on views (3 PRs) and cli (2 PRs)." in summary
     assert "Documentation" not in summary and "misc" not in json.dumps(d["themes"])
     assert not any(p.startswith(".") for p in d["stats"]["core_paths"])
+
+
+def test_risks_the_titles_do_not_support_and_breaking_changes_named(tmp_path):
+    """'Drop … keys' of a state dict names no setting; a typo fix needs no test of its
+    own; two breaking changes are each named in the summary with their gists."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/merge.py": b.lines(40), "src/train.py": b.lines(40)})
+    for i, (title, path) in enumerate([
+        ("fix: drop tied target keys before save_pretrained", "src/merge.py"),
+        ("fix: typo in clip_cov_ratio", "src/train.py"),
+        ("[BREAKING] refactor: move the server manager", "src/server.py"),
+        ("feat!: switch the rollout backend by default", "src/rollout.py"),
+    ]):
+        b.commit(f"{title} (#{10 + i})", f"2026-01-1{3 + i}T09:00:00+00:00", {path: b.lines(30)})
+    d = _report(b.path, "2026-W03")
+    risky = {r["kind"]: r["prs"] for r in d["risks"]}
+    assert "config_change" not in risky and 11 not in risky.get("missing_tests", [])
+    summary = d["sections"]["summary"]["text"]
+    assert "Breaking changes: #13 (Switch the rollout backend by default, which changes a default) and " \
+           "#12 (Move the server manager); users upgrading" in summary

@@ -79,7 +79,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
     if core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
         paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
-    if c.type in ("feat", "fix", "refactor", "perf"):
+    if c.type in ("feat", "fix", "refactor", "perf") and not _NO_TEST_NEEDED.search(pr.title):
         touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
@@ -154,9 +154,17 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
             ev.append(f"config key renamed {k} -> {partner} in {files[0]}")
         else:
             ev.append(f"config key removed: {k} ({files[0]})")
-    if not ev and _has_config_verb(pr.title):
+    # The title alone: "drop tied keys before save_pretrained" names no setting; a title
+    # says configuration when it says so, or when the PR touches configuration files.
+    if not ev and _has_config_verb(pr.title) and (
+            _CONFIG_OBJECT.search(pr.title) or any(fk.is_config(f.path) for f in pr.files)):
         ev.append(f"title: {pr.title[:120]}")
     return ev
+
+
+_CONFIG_OBJECT = re.compile(r"\b(?:config\w*|option\w*|flag\w*|arg\w*|param\w*|setting\w*)\b", re.I)
+# A fix of spelling or of the linters' complaints needs no test of its own.
+_NO_TEST_NEEDED = re.compile(r"\b(?:typos?|spelling|misspell\w*|lint\w*|pre-commit|formatting)\b", re.I)
 
 
 # The verbs _CONFIG_WORDS starts with, lower-case. Only a title holding one of them is

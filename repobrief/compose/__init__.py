@@ -233,8 +233,12 @@ def summary(facts: WeekFacts) -> str:
         consequence = cat.t("summary.breaking_default") if sig["default_change"] else cat.t("summary.breaking_consequence")
         end = "。" if cat.lang == "zh" else "."
         parts.append(cat.t("summary.breaking_one", number=p.number, gist=facts.analyses[p.number].gist, consequence=consequence) + end)
-    elif breaking:
-        parts.append(cat.t("summary.breaking_many", prs=cat.prs([p.number for p in breaking])))
+    elif breaking:  # each named with its gist, and whether it changes a default
+        named = [cat.t("summary.breaking_item_default" if compat_signals(p)["default_change"] else "summary.breaking_item",
+                       number=p.number, gist=facts.analyses[p.number].gist) for p in breaking[:4]]
+        if len(breaking) > 4:
+            named[-1] += cat.t("risk_text.more", count=len(breaking) - 4, total=len(breaking))
+        parts.append(cat.t("summary.breaking_many", prs=cat.join(named)))
     top = next((r for r in facts.risks if r.kind != "breaking_change"), None)
     if top is not None:
         parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{top.title.lower()} ({cat.prs(top.prs[:3])})"))
