@@ -5,6 +5,7 @@ figures found here; `WeekFacts.allowed_numbers()` is what grounding checks."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,12 +69,17 @@ class WeekFacts:
             nums.update({float(t.count), float(t.previous), float(t.baseline_mean), float(t.history_weeks)})
         for a in self.analyses.values():
             nums.add(float(a.importance))
+            for reason in a.importance_reasons:  # "larger than 82% of recent PRs": the share a size is written with
+                nums.update(float(x) for x in _PERCENT.findall(reason.text))
         for p in self.prs:
             nums.update({float(p.lines), float(p.lines_added), float(p.lines_deleted), float(len(p.files))})
         for r in self.risks:
             nums.add(float(len(r.prs)))
         nums.add(float(self.settings.threshold))
         return nums
+
+
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
 def _wow(current: int, previous: int | None) -> dict:

@@ -97,7 +97,7 @@ def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> t
 
 def why_clause(
     cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None,
-    is_week: bool = True, skip: frozenset[str] = frozenset(),
+    skip: frozenset[str] = frozenset(),
 ) -> str:
     """Why a PR matters, from its strongest importance terms (size only when it is
     near the top of the repository's recent PRs). Codes in `used` (said already for
@@ -113,7 +113,7 @@ def why_clause(
             continue
         if code == "files" or code == "minor_only" or code in skip:
             continue
-        text = _why(cat, code, pr, a, r.text, is_week)
+        text = _why(cat, code, pr, a, r.text)
         if text and text not in parts:
             parts.append(text)
             used.add(code)
@@ -130,17 +130,21 @@ def why_clause(
 LARGE_LINES = 100
 
 
-def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str, is_week: bool = True) -> str:
+def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: str) -> str:
     if code == "core_path":
         return cat.t("why.core_path", path=reason_text.removeprefix("touches core path ").split(",")[0])
-    if code == "size":
-        return cat.t("why.size" if is_week else "why.size_range", lines=cat.num(pr.lines))
+    if code == "size":  # the share of recent PRs it is larger than, from the reason ("larger than 82% of …")
+        m = _LARGER_THAN.search(reason_text)
+        return cat.t("why.size", lines=cat.num(pr.lines), pct=m.group(1) if m else "80")
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
     if code == "new_module":
         detail = reason_text.removeprefix("adds ")
         return cat.t("why.new_module", detail=detail)
     return cat.get("why", code) or ""
+
+
+_LARGER_THAN = re.compile(r"larger than (\d+)%")
 
 
 def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
@@ -220,8 +224,7 @@ def summary(facts: WeekFacts) -> str:
     used: set[str] = set()
     changes = [
         cat.t("summary.change", gist=facts.analyses[p.number].gist, number=p.number,
-              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max, used=used,
-                             is_week=facts.window.is_week))
+              why=why_clause(cat, p, facts.analyses[p.number], size_max=facts.settings.importance.size_max, used=used))
         for p in notable
     ]
     if changes:
@@ -261,7 +264,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         sig = compat_signals(p)
         # What the compatibility sentence below says is not said twice.
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
-        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, is_week=facts.window.is_week, skip=said)
+        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
         sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
