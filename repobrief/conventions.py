@@ -112,6 +112,25 @@ def parse_title(title: str) -> ParsedTitle:
     return ParsedTitle(description=t or title.strip(), tags=tags, type=ptype, breaking=breaking, scope=scope, pr_number=pr_number)
 
 
+# A release PR's title, after its tags and type: "release version 3.1.0", "Release 2.0.0rc1",
+# "bump version to v0.5.0", "Bump version number to 1.1.dev", "version bumped to v0.4.1.dev".
+_RELEASE = re.compile(
+    r"^(?:release:\s*)?(?:release|(?:bump(?:ed)?(?: up)?|update)(?: the)? version(?: number)?(?: to)?|version bumped to)\s+"
+    r"(?:version\s+)?v?(\d+(?:\.\d+){0,3}(?:[.-]?(?:post|dev|rc|a|b)\d*)*)(?=\s*$|\s+and\s)",
+    re.I,
+)
+
+
+def release_version(title: str) -> tuple[str, bool] | None:
+    """(version, whether it is a development version) of a PR that releases or sets the
+    project's version, from its title; None for any other PR."""
+    m = _RELEASE.match(parse_title(title).description)
+    if m is None:
+        return None
+    version = m.group(1)
+    return version, bool(re.search(r"dev", version, re.I))
+
+
 # --------------------------------------------------------------------------- bodies
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)

@@ -231,3 +231,18 @@ def test_risks_the_titles_do_not_support_and_breaking_changes_named(tmp_path):
     summary = d["sections"]["summary"]["text"]
     assert "Breaking changes: #13 (Switch the rollout backend by default, which changes a default) and " \
            "#12 (Move the server manager); users upgrading" in summary
+
+
+def test_a_release_is_said_in_the_summary(tmp_path):
+    """A release PR changes a line, but it is what downstream teams pin to: the summary
+    says which version was released, and which development version the branch moved to."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), "CHANGES.rst": b.lines(3)})
+    b.commit("Add streaming (#9)", "2026-01-12T09:00:00+00:00", {"src/app.py": b.lines(20)})
+    b.commit("release version 3.1.0 (#10)", "2026-01-13T09:00:00+00:00", {"CHANGES.rst": b.lines(1)})
+    b.commit("[misc] chore: bump version to 3.2.0.dev (#11)", "2026-01-14T09:00:00+00:00", {"CHANGES.rst": b.lines(1)})
+    en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
+    assert "acme/young released 3.1.0 (#10) this week." in en["sections"]["summary"]["text"]
+    assert "The development version on the default branch became 3.2.0.dev (#11)." in en["sections"]["summary"]["text"]
+    assert "本周acme/young发布了3.1.0版本（#10）。" in zh["sections"]["summary"]["text"]
+    assert "released" not in _report(b.path, "2026-W02")["sections"]["summary"]["text"]

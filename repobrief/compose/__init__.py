@@ -14,7 +14,7 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
-from ..conventions import clean_body, clip, first_sentence
+from ..conventions import clean_body, clip, first_sentence, release_version
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
@@ -147,6 +147,24 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
 _LARGER_THAN = re.compile(r"larger than (\d+)%")
 
 
+def _releases(facts: WeekFacts) -> list[str]:
+    """The versions the period's live PRs released or set ("released 3.1.0 (#5640)"):
+    what a downstream team pins to, however little the release PR itself changes."""
+    cat = facts.catalog
+    released: list[str] = []
+    dev: list[str] = []
+    for p in facts.prs:
+        found = release_version(p.title)
+        if found and p.number not in facts.reverted_by:
+            (dev if found[1] else released).append(cat.t("summary.version", version=found[0], number=p.number))
+    out = []
+    if released:
+        out.append(period_t(facts, "summary.released", repository=facts.repository, versions=cat.join(released)))
+    if dev:
+        out.append(cat.t("summary.dev_version", versions=cat.join(dev)))
+    return out
+
+
 def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
     shown = cat.prs(numbers[:limit])
     if len(numbers) > limit:
@@ -211,6 +229,7 @@ def summary(facts: WeekFacts) -> str:
             direct=direct,
         )
     ]
+    parts += _releases(facts)
     # The week "concentrated on" areas of two PRs or more (one when that is all there is),
     # the largest first; the trends section may still write about more.
     focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]
