@@ -246,3 +246,20 @@ def test_a_release_is_said_in_the_summary(tmp_path):
     assert "The development version on the default branch became 3.2.0.dev (#11)." in en["sections"]["summary"]["text"]
     assert "本周acme/young发布了3.1.0版本（#10）。" in zh["sections"]["summary"]["text"]
     assert "released" not in _report(b.path, "2026-W02")["sections"]["summary"]["text"]
+
+
+def test_a_security_fix_is_said_first_even_when_it_landed_without_a_pr(tmp_path):
+    """GitHub merges an advisory's fix from a private fork ("Merge pull request from
+    GHSA-…", no PR number): the summary names it, and the first recommendation is to upgrade."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/sessions.py": b.lines(30)})
+    sha = b.commit("Merge pull request from GHSA-m2qf-hxjv-5gpq\n\nset Vary: Cookie consistently",
+                   "2026-01-12T09:00:00+00:00", {"src/sessions.py": b.lines(5)})
+    en = _report(b.path, "2026-W03")
+    assert f"Security fixes: GHSA-m2qf-hxjv-5gpq (commit {sha[:7]})." in en["sections"]["summary"]["text"]
+    first = en["sections"]["recommendations"]["items"][0]
+    assert first["name"] == "Upgrade for the security fix" and "GHSA-m2qf-hxjv-5gpq" in first["text"]
+    b.commit("fix: CVE-2026-12345 in the cookie parser (#10)", "2026-01-13T09:00:00+00:00", {"src/sessions.py": b.lines(3)})
+    zh = _report(b.path, "2026-W03", "zh")
+    assert f"安全修复：GHSA-m2qf-hxjv-5gpq（提交{sha[:7]}）和CVE-2026-12345（#10）。" in zh["sections"]["summary"]["text"]
+    assert zh["sections"]["recommendations"]["items"][0]["name"] == "升级以获得安全修复"

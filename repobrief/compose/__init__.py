@@ -147,6 +147,29 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
 _LARGER_THAN = re.compile(r"larger than (\d+)%")
 
 
+# A security advisory a change names: GitHub's (a fix merged from its temporary private
+# fork reads "Merge pull request from GHSA-xxxx-xxxx-xxxx") or a CVE.
+_ADVISORY = re.compile(r"\b(?:GHSA(?:-[0-9a-z]{4}){3}|CVE-\d{4}-\d{4,7})\b", re.I)
+
+
+def _advisories(facts: WeekFacts) -> list[str]:
+    """The security advisories the period's changes fix, each with the change that names
+    it: direct commits (an advisory's fix lands without a public PR) and PR titles."""
+    cat = facts.catalog
+    out: list[str] = []
+    for c in facts.direct_commits:
+        out += [cat.t("summary.advisory_commit", advisory=_advisory_id(a), sha=c.sha[:7]) for a in _ADVISORY.findall(c.subject)]
+    for p in facts.prs:
+        if p.number not in facts.reverted_by:
+            out += [cat.t("summary.advisory_pr", advisory=_advisory_id(a), number=p.number) for a in _ADVISORY.findall(p.title)]
+    return list(dict.fromkeys(out))
+
+
+def _advisory_id(text: str) -> str:
+    """As the databases write them: GHSA-m2qf-hxjv-5gpq, CVE-2023-30861."""
+    return "GHSA" + text[4:].lower() if text[:4].upper() == "GHSA" else text.upper()
+
+
 def _releases(facts: WeekFacts) -> list[str]:
     """The versions the period's live PRs released or set ("released 3.1.0 (#5640)"):
     what a downstream team pins to, however little the release PR itself changes."""
@@ -209,7 +232,9 @@ def summary(facts: WeekFacts) -> str:
     rng = cat.date_range(w.first_day, w.last_day)
     if not facts.prs:
         if st["direct_commits"]:  # merged all the same: not "nothing to review"
-            return period_t(facts, "summary.only_direct", repository=facts.repository, range=rng, count=st["direct_commits"])
+            fixes = _advisories(facts)
+            return period_t(facts, "summary.only_direct", repository=facts.repository, range=rng, count=st["direct_commits"]) + (
+                (" " if cat.lang == "en" else "") + cat.t("summary.security", fixes=cat.join(fixes)) if fixes else "")
         return period_t(facts, "summary.empty", repository=facts.repository, range=rng)
     direct = cat.t("summary.direct", count=st["direct_commits"]) if st["direct_commits"] else ""
     ft = st["first_time_contributors"]
@@ -230,6 +255,9 @@ def summary(facts: WeekFacts) -> str:
         )
     ]
     parts += _releases(facts)
+    fixes = _advisories(facts)
+    if fixes:
+        parts.append(cat.t("summary.security", fixes=cat.join(fixes)))
     # The week "concentrated on" areas of two PRs or more (one when that is all there is),
     # the largest first; the trends section may still write about more.
     focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]
@@ -477,9 +505,11 @@ def table(facts: WeekFacts) -> list[TableRow]:
 
 def recommendations(facts: WeekFacts) -> list[Item]:
     cat = facts.catalog
+    fixes = _advisories(facts)
+    security = [Item(cat.t("rec.security_name"), cat.t("rec.security", fixes=cat.join(fixes)))] if fixes else []
     if not facts.prs:
         if facts.stats["direct_commits"]:
-            return [Item(cat.t("rec.direct_name"), period_t(facts, "rec.direct", count=facts.stats["direct_commits"]))]
+            return security + [Item(cat.t("rec.direct_name"), period_t(facts, "rec.direct", count=facts.stats["direct_commits"]))]
         return [Item(period_t(facts, "rec.quiet_name"), period_t(facts, "rec.quiet"))]
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks}
@@ -522,7 +552,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     if len(recs) < 4:
         add(6, "review", [p.number for p in facts.ranked_live()[:3]])
     recs.sort(key=lambda pi: pi[0])
-    return [i for _, i in recs[:6]]
+    return (security + [i for _, i in recs])[:6]
 
 
 CARD_LINE_MAX = 160  # characters of a card's highlight before its PR number
