@@ -121,6 +121,20 @@ _RELEASE = re.compile(
 )
 
 
+_REMOVAL = re.compile(r"^(?:(remov|drop|delet)|(deprecat))\w*\b(?!.{0,40}\b(?:unused|dead|redundant|duplicat\w*|debug|stale|"
+                      r"useless|unnecessary|typos?|prints?|logs?|comments?|whitespace|imports?)\b)", re.I)
+
+
+def removal_kind(title: str) -> str | None:
+    """"removal" for a PR whose title removes or drops something ("remove mindspeedllm
+    backend support"), "deprecation" for one that deprecates it; None otherwise, and
+    for clean-ups nobody relies on ("remove unused imports")."""
+    m = _REMOVAL.match(parse_title(title).description)
+    if m is None:
+        return None
+    return "removal" if m.group(1) else "deprecation"
+
+
 def release_version(title: str) -> tuple[str, bool] | None:
     """(version, whether it is a development version) of a PR that releases or sets the
     project's version, from its title; None for any other PR."""

@@ -263,3 +263,19 @@ def test_a_security_fix_is_said_first_even_when_it_landed_without_a_pr(tmp_path)
     zh = _report(b.path, "2026-W03", "zh")
     assert f"安全修复：GHSA-m2qf-hxjv-5gpq（提交{sha[:7]}）和CVE-2026-12345（#10）。" in zh["sections"]["summary"]["text"]
     assert zh["sections"]["recommendations"]["items"][0]["name"] == "升级以获得安全修复"
+
+
+def test_a_removal_is_not_a_new_feature(tmp_path):
+    """'feat: remove the mindspeed backend' removes something users rely on: its key change
+    says so, and its contribution is a removal, not a new feature; a clean-up is neither."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/engine/mindspeed.py": b.lines(300), "src/app.py": b.lines(30)})
+    b.commit("[engine] feat: remove the mindspeed backend (#10)", "2026-01-13T09:00:00+00:00", {"src/engine/mindspeed.py": None})
+    b.commit("chore: remove unused imports (#11)", "2026-01-14T09:00:00+00:00", {"src/app.py": b.lines(2)})
+    en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
+    items = {i["prs"][0]: i["text"] for i in en["sections"]["key_changes"]["items"]}
+    assert "It removes something users may rely on" in items[10] and "removes" not in items[11]
+    rows = {r["number"]: r["key_contribution"] for r in zh["sections"]["table"]["rows"]}
+    contributions = {p["number"]: p["key_contribution"] for p in zh["pull_requests"]}
+    assert contributions[10].startswith("移除：") and not contributions[11].startswith("移除")
+    assert all(v == contributions[k] for k, v in rows.items())

@@ -14,7 +14,7 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
-from ..conventions import clean_body, clip, first_sentence, release_version
+from ..conventions import clean_body, clip, first_sentence, release_version, removal_kind
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
@@ -321,6 +321,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.opt_in"))
         elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
             sentences.append(cat.t("key_change.config_removed"))
+        elif removal := removal_kind(p.title):
+            sentences.append(cat.t(f"key_change.{removal}"))
         elif sig["compatible"]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):

@@ -12,7 +12,7 @@ from ..analysis.classify import classify
 from ..analysis.context import AnalysisContext
 from ..analysis.risks import pr_risks
 from ..analysis.scoring import is_default_change, is_opt_in, says_compatible, score
-from ..conventions import clean_body, clip, first_sentence
+from ..conventions import clean_body, clip, first_sentence, removal_kind
 from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
 from . import Engine
@@ -69,8 +69,11 @@ class OfflineEngine(Engine):
         # itself ("Adds …", "This PR introduces …"); background ("In bf16 training, …")
         # or a restatement of the title does not.
         text = what if what and len(gist) + 10 < len(what) and _STATES_CHANGE.match(what) else gist
+        removal = removal_kind(pr.title)
         if breaking:
             kc = cat.t("contribution.breaking", text=text)
+        elif removal:  # a removal's type says "feat" as often as not: not a new feature
+            kc = cat.t(f"contribution.{removal}", text=text)
         else:
             kc = cat.t("contribution.default", type=cat.type_name(c.type), text=text)
         risks = pr_risks(pr, c, body, ctx)
