@@ -521,7 +521,7 @@ def test_english_counts_of_one_are_singular_but_titles_stay_as_written(tmp_path)
 def test_one_direct_commit_is_singular_too(tmp_path):
     rep = _week_report(tmp_path, [("feat: a (#1)", "2026-03-02T10:00:00+00:00", lambda b: {"pkg/core/b.py": "x\n"}),
                                   ("tweak directly", "2026-03-03T10:00:00+00:00", lambda b: {"pkg/core/c.py": "y\n"})])
-    assert "; 1 more commit landed directly without a PR" in rep.sections.summary
+    assert " in all, with 1 more commit that landed directly without a PR" in rep.sections.summary
     from repobrief.i18n import catalog
 
     only = catalog("en").t("summary.only_direct", repository="r", range="x", count="1")
