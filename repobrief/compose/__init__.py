@@ -327,7 +327,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        else:
+        elif not any(r.code == "minor_only" for r in a.importance_reasons):  # docs, tests, CI: nobody's setup
             sentences.append(cat.t("key_change.no_compat"))
         if p.reverts:
             sentences.append(_reverts(facts, p))
