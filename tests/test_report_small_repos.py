@@ -279,3 +279,15 @@ def test_a_removal_is_not_a_new_feature(tmp_path):
     contributions = {p["number"]: p["key_contribution"] for p in zh["pull_requests"]}
     assert contributions[10].startswith("移除：") and not contributions[11].startswith("移除")
     assert all(v == contributions[k] for k, v in rows.items())
+
+
+@pytest.mark.parametrize("body", [
+    "> Add a concise overview of what this PR aims to achieve or\naccomplish.\n\nMore text follows.",
+    "This PR adds support for several agent frameworks such as:\n\n- LangGraph\n- AutoGen",
+])
+def test_a_template_remnant_or_a_lead_in_is_no_description(tmp_path, body):
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    b.commit(f"feat: support agent frameworks (#10)\n\n{body}", "2026-01-13T09:00:00+00:00", {"src/agents.py": b.lines(40)})
+    (item,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
+    assert "accomplish" not in item["text"] and ":." not in item["text"] and "such as" not in item["text"]

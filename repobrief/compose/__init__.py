@@ -306,6 +306,10 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         body = clean_body(p.body)
         sentences = []
         what = first_sentence(body.what, 240)
+        # A sentence that leads into a list ("… such as:") says nothing without it, and a
+        # word or two is a template's remnant ("accomplish."), not a description.
+        if what and (what.rstrip().endswith((":", "：")) or len(what.split()) < 4 and len(what) < 20):
+            what = ""
         if what and what.lower().rstrip(".") != a.gist.lower():
             sentences.append(_end(cat, cat.t("key_change.what", text=what.rstrip(". "))))
         sig = compat_signals(p)
