@@ -70,7 +70,7 @@ class WeekFacts:
         for a in self.analyses.values():
             nums.add(float(a.importance))
             for reason in a.importance_reasons:  # "larger than 82% of recent PRs": the share a size is written with
-                nums.update(float(x) for x in _PERCENT.findall(reason.text))
+                nums.update(min(float(x), v) for x in _PERCENT.findall(reason.text) for v in (float(x), 99.0))
         for p in self.prs:
             nums.update({float(p.lines), float(p.lines_added), float(p.lines_deleted), float(len(p.files))})
         for r in self.risks:
@@ -197,7 +197,8 @@ def build_facts(
     # revert (a re-land) leaves the change live, a revert of that undoes it again, …
     reverted_by = {n: r for n, r in reverts.items() if _in_effect(r, reverts)}
     importance = {n: a.importance for n, a in analyses.items()}
-    live_risks = [r for n, a in analyses.items() if n not in reverted_by for r in a.risks]
+    undone = set(reverted_by) | set(reverted_by.values())  # a change and the revert that undid it: no risk left
+    live_risks = [r for n, a in analyses.items() if n not in undone for r in a.risks]
     risks = merge_risks(live_risks, week_risks, importance)
     stats = compute_stats(window, prs, analyses, direct, history, themes, first_time, previous_detail, settings.threshold)
     return WeekFacts(

@@ -239,11 +239,16 @@ def test_a_release_is_said_in_the_summary(tmp_path):
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), "CHANGES.rst": b.lines(3)})
     b.commit("Add streaming (#9)", "2026-01-12T09:00:00+00:00", {"src/app.py": b.lines(20)})
+    b.commit("chore: bump version to 3.1.0.dev (#8)", "2026-01-12T10:00:00+00:00", {"CHANGES.rst": b.lines(1)})
     b.commit("release version 3.1.0 (#10)", "2026-01-13T09:00:00+00:00", {"CHANGES.rst": b.lines(1)})
     b.commit("[misc] chore: bump version to 3.2.0.dev (#11)", "2026-01-14T09:00:00+00:00", {"CHANGES.rst": b.lines(1)})
     en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
     assert "acme/young released 3.1.0 (#10) this week." in en["sections"]["summary"]["text"]
     assert "The development version on the default branch became 3.2.0.dev (#11)." in en["sections"]["summary"]["text"]
+    assert "#8" not in en["sections"]["summary"]["text"]  # where the branch ended, not every bump on the way
+    assert "(#10)" not in en["sections"]["summary"]["text"].split("this week.", 1)[1]  # not a "notable change" again
+    release = next(i["text"] for i in en["sections"]["key_changes"]["items"] if 10 in i["prs"])
+    assert "It releases version 3.1.0" in release and "does not state" not in release
     assert "本周acme/young发布了3.1.0版本（#10）。" in zh["sections"]["summary"]["text"]
     assert "released" not in _report(b.path, "2026-W02")["sections"]["summary"]["text"]
 
@@ -256,7 +261,7 @@ def test_a_security_fix_is_said_first_even_when_it_landed_without_a_pr(tmp_path)
     sha = b.commit("Merge pull request from GHSA-m2qf-hxjv-5gpq\n\nset Vary: Cookie consistently",
                    "2026-01-12T09:00:00+00:00", {"src/sessions.py": b.lines(5)})
     en = _report(b.path, "2026-W03")
-    assert f"Security fixes: GHSA-m2qf-hxjv-5gpq (commit {sha[:7]})." in en["sections"]["summary"]["text"]
+    assert f"Security fix: GHSA-m2qf-hxjv-5gpq (commit {sha[:7]})." in en["sections"]["summary"]["text"]
     first = en["sections"]["recommendations"]["items"][0]
     assert first["name"] == "Upgrade for the security fix" and "GHSA-m2qf-hxjv-5gpq" in first["text"]
     b.commit("fix: CVE-2026-12345 in the cookie parser (#10)", "2026-01-13T09:00:00+00:00", {"src/sessions.py": b.lines(3)})

@@ -12,7 +12,7 @@ import re
 from collections import defaultdict
 from functools import lru_cache
 
-from ..conventions import CleanBody
+from ..conventions import CleanBody, release_version
 from ..models import PullRequest, Risk
 from . import files as fk
 from .classify import Classified
@@ -85,7 +85,8 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
     deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
     ci_only = bool(pr.files) and all(fk.is_ci(f.path) for f in pr.files)  # a CI action's version is no user's dependency
-    if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)):
+    if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)
+                and not release_version(pr.title)):  # "bump version to 0.10.0.dev" is the project's own
         ev = [f"changes {', '.join(deps[:3])}"] if deps else [f"title: {pr.title[:120]}"]
         out.append(Risk("dependency_change", "medium", [n], ev))
     big = max(1000, _p95(ctx.calibration_lines))

@@ -135,12 +135,14 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
         return cat.t("why.core_path", path=reason_text.removeprefix("touches core path ").split(",")[0])
     if code == "size":  # the share of recent PRs it is larger than, from the reason ("larger than 82% of …")
         m = _LARGER_THAN.search(reason_text)
-        return cat.t("why.size", lines=cat.num(pr.lines), pct=m.group(1) if m else "80")
+        return cat.t("why.size", lines=cat.num(pr.lines), pct=min(int(m.group(1)), 99) if m else 80)  # never "100%"
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
-    if code == "new_module":
-        detail = reason_text.removeprefix("adds ")
-        return cat.t("why.new_module", detail=detail)
+    if code == "new_module":  # "adds package verl/foo" or "adds 6 source files", worded by the catalog
+        m = re.match(r"adds (\d+) source files", reason_text)
+        if m:
+            return cat.t("why.new_files", count=int(m.group(1)))
+        return cat.t("why.new_module", detail=reason_text.removeprefix("adds package "))
     return cat.get("why", code) or ""
 
 
@@ -165,6 +167,10 @@ def _advisories(facts: WeekFacts) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _security(cat: Catalog, fixes: list[str]) -> str:
+    return cat.t("summary.security_one" if len(fixes) == 1 else "summary.security", fixes=cat.join(fixes))
+
+
 def _advisory_id(text: str) -> str:
     """As the databases write them: GHSA-m2qf-hxjv-5gpq, CVE-2023-30861."""
     return "GHSA" + text[4:].lower() if text[:4].upper() == "GHSA" else text.upper()
@@ -175,16 +181,19 @@ def _releases(facts: WeekFacts) -> list[str]:
     what a downstream team pins to, however little the release PR itself changes."""
     cat = facts.catalog
     released: list[str] = []
-    dev: list[str] = []
+    dev = ""  # where the branch ended: the last development version set
     for p in facts.prs:
         found = release_version(p.title)
         if found and p.number not in facts.reverted_by:
-            (dev if found[1] else released).append(cat.t("summary.version", version=found[0], number=p.number))
+            if found[1]:
+                dev = cat.t("summary.dev_item", version=found[0], number=p.number)
+            else:
+                released.append(cat.t("summary.version", version=found[0], number=p.number))
     out = []
     if released:
         out.append(period_t(facts, "summary.released", repository=facts.repository, versions=cat.join(released)))
     if dev:
-        out.append(cat.t("summary.dev_version", versions=cat.join(dev)))
+        out.append(cat.t("summary.dev_version", versions=dev))
     return out
 
 
@@ -234,7 +243,7 @@ def summary(facts: WeekFacts) -> str:
         if st["direct_commits"]:  # merged all the same: not "nothing to review"
             fixes = _advisories(facts)
             return period_t(facts, "summary.only_direct", repository=facts.repository, range=rng, count=st["direct_commits"]) + (
-                (" " if cat.lang == "en" else "") + cat.t("summary.security", fixes=cat.join(fixes)) if fixes else "")
+                (" " if cat.lang == "en" else "") + _security(cat, fixes) if fixes else "")
         return period_t(facts, "summary.empty", repository=facts.repository, range=rng)
     direct = cat.t("summary.direct", count=st["direct_commits"]) if st["direct_commits"] else ""
     ft = st["first_time_contributors"]
@@ -257,7 +266,7 @@ def summary(facts: WeekFacts) -> str:
     parts += _releases(facts)
     fixes = _advisories(facts)
     if fixes:
-        parts.append(cat.t("summary.security", fixes=cat.join(fixes)))
+        parts.append(_security(cat, fixes))
     # The week "concentrated on" areas of two PRs or more (one when that is all there is),
     # the largest first; the trends section may still write about more.
     focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]
@@ -266,7 +275,8 @@ def summary(facts: WeekFacts) -> str:
     if areas:
         parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()
-    notable = [p for p in ranked if not facts.analyses[p.number].breaking][:3]
+    # A release PR is said above; a breaking one below.
+    notable = [p for p in ranked if not facts.analyses[p.number].breaking and not release_version(p.title)][:3]
     breaking = [p for p in ranked if facts.analyses[p.number].breaking]
     used: set[str] = set()
     changes = [
@@ -308,7 +318,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         what = first_sentence(body.what, 240)
         # A sentence that leads into a list ("… such as:") says nothing without it, and a
         # word or two is a template's remnant ("accomplish."), not a description.
-        if what and (what.rstrip().endswith((":", "：")) or len(what.split()) < 4 and len(what) < 20):
+        if what and (what.rstrip().endswith((":", "：")) or len(what.split()) < 4 and len(what) < 20
+                     or p.reverts and what.startswith(("Reverts ", "This reverts"))):  # said by the revert sentence
             what = ""
         if what and what.lower().rstrip(".") != a.gist.lower():
             sentences.append(_end(cat, cat.t("key_change.what", text=what.rstrip(". "))))
@@ -325,13 +336,15 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.opt_in"))
         elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
             sentences.append(cat.t("key_change.config_removed"))
+        elif release := release_version(p.title):
+            sentences.append(cat.t("key_change.release", version=release[0]))
         elif removal := removal_kind(p.title):
             sentences.append(cat.t(f"key_change.{removal}"))
         elif sig["compatible"]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        elif not any(r.code == "minor_only" for r in a.importance_reasons):  # docs, tests, CI: nobody's setup
+        elif not p.reverts and not any(r.code == "minor_only" for r in a.importance_reasons):  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
         if p.reverts:
             sentences.append(_reverts(facts, p))
