@@ -148,7 +148,7 @@ def compute_stats(
         prev_added, prev_deleted = _lines(*previous_detail)
         stats["week_over_week"]["lines_added"] = _wow(added, prev_added)
         stats["week_over_week"]["lines_deleted"] = _wow(deleted, prev_deleted)
-    top = [t for t in themes[:6]]
+    top = list({id(t): t for t in [*pick_report_themes(themes), *themes[:6]]}.values())  # every theme written about
     stats["trend"] = {
         "weeks": [w.label for w in history] + [window.label],
         "merged_prs": hist_counts + [n],

@@ -296,3 +296,17 @@ def test_a_template_remnant_or_a_lead_in_is_no_description(tmp_path, body):
     b.commit(f"feat: support agent frameworks (#10)\n\n{body}", "2026-01-13T09:00:00+00:00", {"src/agents.py": b.lines(40)})
     (item,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
     assert "accomplish" not in item["text"] and ":." not in item["text"] and "such as" not in item["text"]
+
+
+def test_a_theme_within_a_stronger_one_is_not_written_twice(tmp_path):
+    """Every "[mcore]" PR is also a "[megatron]" one: the report writes about megatron,
+    not about mcore with the same PRs and examples again."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    for i in range(6):
+        tags = "[megatron, mcore]" if i < 2 else "[megatron]" if i < 4 else "[rollout]"
+        word = ["pipeline stages", "fused kernels", "expert routing", "weight sync", "async sampling", "reward shaping"][i]
+        b.commit(f"{tags} feat: {word} (#{10 + i})", f"2026-01-1{2 + i % 5}T09:00:00+00:00", {f"src/m{i}.py": b.lines(20)})
+    b.commit("[docs] add a guide (#20)", "2026-01-13T11:00:00+00:00", {"docs/guide.md": b.lines(20)})
+    names = [i["name"] for i in _report(b.path, "2026-W03")["sections"]["trends"]["items"]]
+    assert "megatron" in names and "rollout" in names and "mcore" not in names

@@ -176,8 +176,14 @@ def build_themes(
 
 
 def pick_report_themes(themes: list[Theme], limit: int = 5) -> list[Theme]:
-    """The 3–5 themes a report writes about: the strongest with at least 2 PRs."""
-    picked = [t for t in themes if t.count >= 2][:limit]
-    if len(picked) < 3:
-        picked += [t for t in themes if t not in picked][: 3 - len(picked)]
+    """The 3–5 themes a report writes about: the strongest with at least 2 PRs, less any
+    whose PRs all belong to a stronger one already picked (mcore within megatron)."""
+    picked: list[Theme] = []
+    for t in themes:
+        if t.count >= 2 and len(picked) < limit and not any(set(t.prs) <= set(p.prs) for p in picked):
+            picked.append(t)
+    if len(picked) < 3:  # up to three with smaller themes, those of PRs not written about yet first
+        rest = [t for t in themes if t not in picked]
+        rest.sort(key=lambda t: any(set(t.prs) <= set(p.prs) for p in picked))  # stable: strongest first in each
+        picked += rest[: 3 - len(picked)]
     return picked

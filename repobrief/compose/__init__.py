@@ -435,6 +435,9 @@ def _is_record(t: Theme) -> bool:
             and t.count > t.baseline_mean * 1.5)
 
 
+_TYPE_OF_AREA = {"docs": "docs", "ci": "ci", "tests": "test", "test": "test"}
+
+
 def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     cat = facts.catalog
     kind, _, key = t.key.partition(":")
@@ -445,7 +448,9 @@ def _trend_outlook(facts: WeekFacts, t: Theme) -> str:
     if t.count < 3 and t.baseline_mean < 1:  # a PR or two where there are usually none: no trend either way
         return cat.t("trends.occasional")
     if high:
-        return period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up")
+        # Docs and CI are no feature to test together: their own outlook (as for a wave of that type).
+        own = period_get(facts, "trends", f"type_{_TYPE_OF_AREA[key]}") if key in _TYPE_OF_AREA else None
+        return own or (period_t(facts, "trends.discovered") if kind == "term" else cat.t("trends.up"))
     if low:
         return cat.t("trends.down")
     return cat.t("trends.steady")
