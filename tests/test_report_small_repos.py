@@ -310,3 +310,23 @@ def test_a_theme_within_a_stronger_one_is_not_written_twice(tmp_path):
     b.commit("[docs] add a guide (#20)", "2026-01-13T11:00:00+00:00", {"docs/guide.md": b.lines(20)})
     names = [i["name"] for i in _report(b.path, "2026-W03")["sections"]["trends"]["items"]]
     assert "megatron" in names and "rollout" in names and "mcore" not in names
+
+
+def test_counts_are_not_said_twice_and_one_change_is_singular(tmp_path):
+    """zh: "本周有6个PR修改了配置文件（#…等）", not "…等6个PR" after the count; en: "The
+    most notable change:" for one; "touches the core path X and configuration files"."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/pkg/__init__.py": b.lines(5), "configs/a.yaml": "a: 1\n"})
+    for i in range(6):
+        b.commit(f"feat: tune setting {i} (#{10 + i})", f"2026-01-1{2 + i % 5}T09:00:00+00:00",
+                 {"configs/a.yaml": f"a: 1\nb{i}: 2\n", "src/pkg/__init__.py": b.lines(3)})
+    zh = _report(b.path, "2026-W03", "zh")
+    churn = next(r["text"] for r in zh["risks"] if r["kind"] == "config_churn")
+    assert "本周有6个PR修改了配置文件（" in churn and "等）" in churn and "等6个PR" not in churn
+    en = _report(b.path, "2026-W03")
+    text = json.dumps(en["sections"])
+    assert "touches the core path src/pkg and configuration files" in text and "and touches" not in text
+    one = GitRepoBuilder(tmp_path / "one")
+    one.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": one.lines(5)})
+    one.commit("feat: add a flag (#10)", "2026-01-13T09:00:00+00:00", {"src/app.py": one.lines(30)})
+    assert "The most notable change: Add a flag (#10)" in _report(one.path, "2026-W03")["sections"]["summary"]["text"]

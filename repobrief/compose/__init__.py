@@ -119,6 +119,10 @@ def why_clause(
             used.add(code)
         if len(parts) >= limit:
             break
+    if len(parts) == 2 and cat.lang == "en":  # "touches the core path X and touches a public API": one "touches"
+        verb, _, rest = parts[1].partition(" ")
+        if rest and parts[0].split(" ", 1)[0] == verb:
+            parts[1] = rest
     if not parts:
         key = f"type_{a.type}"
         parts.append(cat.get("why", key) or cat.t("why.fallback", modules=cat.join(a.modules[:2]) or pr.title[:40]))
@@ -197,10 +201,13 @@ def _releases(facts: WeekFacts) -> list[str]:
     return out
 
 
-def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5) -> str:
+def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5, counted: bool = False) -> str:
+    """The first `limit` PRs and how many more; `counted`: the sentence states the count
+    already (zh then ends the list with "等", not "等5个PR" again)."""
     shown = cat.prs(numbers[:limit])
     if len(numbers) > limit:
-        shown += cat.t("risk_text.more", count=len(numbers) - limit, total=len(numbers))
+        shown += cat.t("risk_text.more_counted" if counted else "risk_text.more", count=len(numbers) - limit,
+                       total=len(numbers))
     return shown
 
 
@@ -286,7 +293,7 @@ def summary(facts: WeekFacts) -> str:
     ]
     if changes:
         sep = "；" if cat.lang == "zh" else "; "
-        parts.append(cat.t("summary.notable", changes=sep.join(changes)))
+        parts.append(cat.t("summary.notable_one" if len(changes) == 1 else "summary.notable", changes=sep.join(changes)))
     if len(breaking) == 1:
         p = breaking[0]
         sig = compat_signals(p)
@@ -509,8 +516,8 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
 
 
 def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
-    prs = _pr_ref(cat, r.prs)
     template = period_get(facts, "risk_text", r.kind) or cat.t("risk_text.generic")
+    prs = _pr_ref(cat, r.prs, counted="{count}" in template)
     are = "are" if len(r.prs) > 1 else "is"
     return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are)
 
@@ -542,7 +549,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         name = period_t(facts, f"rec.{key}_name", **kw)
         if any(i.name == name for _, i in recs):
             return
-        text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4), **kw)
+        text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
         recs.append((priority, Item(name, text, prs[:6])))
 
     if "breaking_change" in kinds or "config_change" in kinds:
