@@ -106,10 +106,12 @@ def compute_stats(
     direct: list[Commit],
     history: list[WeekSample],
     themes: list[Theme],
+    written: list[Theme],
     first_time: set[str] | None,
     previous_detail: tuple[list[PullRequest], list[Commit]] | None,
     threshold: float,
 ) -> dict:
+    """The week's figures; `written`: the themes the report writes about (each gets a trend)."""
     authors = Counter(p.author for p in prs)
     authors.update(c.author for c in direct)
     by_type = Counter(analyses[p.number].type for p in prs)
@@ -148,7 +150,7 @@ def compute_stats(
         prev_added, prev_deleted = _lines(*previous_detail)
         stats["week_over_week"]["lines_added"] = _wow(added, prev_added)
         stats["week_over_week"]["lines_deleted"] = _wow(deleted, prev_deleted)
-    top = list({id(t): t for t in [*pick_report_themes(themes), *themes[:6]]}.values())  # every theme written about
+    top = list({id(t): t for t in [*written, *themes[:6]]}.values())
     stats["trend"] = {
         "weeks": [w.label for w in history] + [window.label],
         "merged_prs": hist_counts + [n],
@@ -200,7 +202,9 @@ def build_facts(
     undone = set(reverted_by) | set(reverted_by.values())  # a change and the revert that undid it: no risk left
     live_risks = [r for n, a in analyses.items() if n not in undone for r in a.risks]
     risks = merge_risks(live_risks, week_risks, importance)
-    stats = compute_stats(window, prs, analyses, direct, history, themes, first_time, previous_detail, settings.threshold)
+    written = pick_report_themes(themes)
+    stats = compute_stats(window, prs, analyses, direct, history, themes, written, first_time, previous_detail,
+                          settings.threshold)
     return WeekFacts(
         repository=repository,
         window=window,
@@ -212,7 +216,7 @@ def build_facts(
         direct_commits=direct,
         stats=stats,
         themes=themes,
-        report_themes=pick_report_themes(themes),
+        report_themes=written,
         risks=risks,
         history=history,
         reverted_by=reverted_by,

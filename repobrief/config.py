@@ -91,6 +91,11 @@ class ImportanceWeights:
     minor_factor: float = 0.5  # docs/CI/tests-only changes are multiplied by this
 
 
+# Where the LLM's model is set, for the hints that ask for it (`backfill`, `site` and `run`
+# have no --llm-model flag: name what every command reads).
+MODEL_SETTING = "[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report` and `batch export` also take --llm-model NAME"
+
+
 @dataclass
 class LLMSettings:
     model: str = ""

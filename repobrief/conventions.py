@@ -39,7 +39,8 @@ NUMBER = r"(\d{1,9})(?!\d)"
 # Matched at the title's last "(#": searched for, the pattern was tried at every character.
 _PR_SUFFIX = re.compile(r"\(#" + NUMBER + r"\)\s*$")
 _TAG_SEP = re.compile(r"[,/|]")  # between the modules of one tag or scope
-_BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?change)?$", re.IGNORECASE)
+# A title tag or a label that says "breaking": `[BREAKING]`, `breaking-change`, `breaking changes`.
+BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?changes?)?$", re.IGNORECASE)
 # Words at the start of a plain title that tell its type.
 _PLAIN_TYPE_WORDS = [
     (re.compile(r"^(?:fix|fixes|fixed|fixing|correct|resolve|repair|handle)\b", re.I), "fix"),
@@ -82,7 +83,7 @@ def parse_title(title: str) -> ParsedTitle:
                 p = part.strip().lower()
                 if not p:
                     continue
-                if _BREAKING_TAG.match(p):
+                if BREAKING_TAG.match(p):
                     breaking = True
                 elif p in TYPE_ALIASES and TYPE_ALIASES[p] in ("fix", "feat", "perf", "docs", "ci", "test", "refactor") and ptype is None and not tags:
                     ptype = TYPE_ALIASES[p]  # vLLM style `[Bugfix][Kernel]`
@@ -125,6 +126,7 @@ _REMOVAL = re.compile(r"^(?:(remov|drop|delet)|(deprecat))\w*\b(?!.{0,40}\b(?:un
                       r"useless|unnecessary|typos?|prints?|logs?|comments?|whitespace|imports?)\b)", re.I)
 
 
+@lru_cache(maxsize=1 << 11)  # asked by the composer and the risks for the same titles
 def removal_kind(title: str) -> str | None:
     """"removal" for a PR whose title removes or drops something ("remove mindspeedllm
     backend support"), "deprecation" for one that deprecates it; None otherwise, and
@@ -135,6 +137,7 @@ def removal_kind(title: str) -> str | None:
     return "removal" if m.group(1) else "deprecation"
 
 
+@lru_cache(maxsize=1 << 11)
 def release_version(title: str) -> tuple[str, bool] | None:
     """(version, whether it is a development version) of a PR that releases or sets the
     project's version, from its title; None for any other PR."""
@@ -142,7 +145,7 @@ def release_version(title: str) -> tuple[str, bool] | None:
     if m is None:
         return None
     version = m.group(1)
-    return version, bool(re.search(r"dev", version, re.I))
+    return version, "dev" in version.lower()
 
 
 # --------------------------------------------------------------------------- bodies

@@ -106,7 +106,7 @@ class LLMPool:
         self._answers: dict[str, dict] = {}
         self.shared = 0  # asks answered by a request another worker had sent
 
-    async def complete(self, key: str, request: dict, timeout: float, prompt_version: str) -> dict:
+    async def complete(self, key: str, request: dict, timeout: float) -> dict:
         # The response cache is the workers' own (`ChatClient`): asked before the pool, it
         # keeps an answer only once its unit passed the checks, so an answer that failed
         # them is asked again in the next run. The pool only shares this run's answers.
@@ -253,7 +253,7 @@ class PoolClient:
         url = (self._settings.base_url or "llm-pool").rstrip("/") + "/chat/completions"
         http_request = httpx2.Request("POST", url)
         try:
-            answer = await self._pool.complete.remote(key, request, timeout or self._settings.timeout, PROMPT_VERSION)
+            answer = await self._pool.complete.remote(key, request, timeout or self._settings.timeout)
         except Exception as e:  # noqa: BLE001 - the actor died or the cluster went away: an unreachable endpoint
             raise openai.APIConnectionError(message=f"the LLM pool failed: {type(e).__name__}", request=http_request) from None
         error = answer.get("error")

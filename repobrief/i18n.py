@@ -176,7 +176,7 @@ class Catalog:
         if not numbers:
             return ""
         opening, closing = ("（", "）") if self.lang == "zh" else (" (", ")")
-        return opening + ", ".join(f"#{n}" for n in numbers) + closing
+        return opening + self.prs(numbers) + closing
 
 
 def _year_week(report) -> tuple[int, int | None]:

@@ -11,6 +11,7 @@ module's name (`area/*` with module `*`: `area/rollout` -> `rollout`).
 from __future__ import annotations
 
 from ..config import LabelRule, Settings
+from ..conventions import BREAKING_TAG
 from ..models import PullRequest
 
 # Labels many projects use for change types, when no rule says otherwise.
@@ -36,10 +37,9 @@ DEFAULT_TYPE_LABELS = {
 
 
 # Labels that mark a breaking change, alone or as the last part of a scoped label
-# (`kind/breaking`, `type: breaking change`), when no rule says otherwise.
-DEFAULT_BREAKING_LABELS = frozenset({
-    "breaking", "breaking change", "breaking-change", "breaking changes", "breaking-changes", "bc-break",
-    "bc break", "backwards-incompatible", "backward-incompatible", "api-break", "semver-major",
+# (`kind/breaking`, `type: breaking change`), besides those `BREAKING_TAG` reads as a title tag.
+OTHER_BREAKING_LABELS = frozenset({
+    "bc-break", "bc break", "backwards-incompatible", "backward-incompatible", "api-break", "semver-major",
 })
 
 
@@ -88,6 +88,6 @@ def label_breaking(pr: PullRequest, settings: Settings) -> bool:
         if any(rule.breaking and _match(rule, label) is not None for rule in settings.labels):
             return True
         last = label.lower().rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip()
-        if last in DEFAULT_BREAKING_LABELS:
+        if BREAKING_TAG.match(last) or last in OTHER_BREAKING_LABELS:
             return True
     return False

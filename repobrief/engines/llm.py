@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..config import LLMSettings, Settings
+from ..config import MODEL_SETTING, LLMSettings, Settings
 from ..errors import EngineError
 from ..models import Card, Item, Notice, PRAnalysis, PullRequest, Reason, Risk, Sections
 from . import Engine
@@ -78,9 +78,7 @@ def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
         if llm.base_url and "api.openai.com" not in llm.base_url:
             raise EngineError(
                 f"no model is set for the LLM endpoint {llm.base_url}",
-                # `backfill`, `site` and `run` have no --llm-model flag: name what every command reads
-                "set [llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL=NAME (`report` and `batch export` also take "
-                "--llm-model NAME); or run with --engine offline",
+                f"set {MODEL_SETTING}; or run with --engine offline",
             )
         llm = replace(llm, model=DEFAULT_OPENAI_MODEL)
     return llm.validate()  # settings built in code skip `Settings.validate`
@@ -334,7 +332,6 @@ class LLMEngine(Engine):
         self._to_save: list[tuple[PRAnalysis, str]] = []
         self._deadline: float | None = None
         self._endpoint: Any = None  # repobrief.llm.client.EndpointState: what this report's requests learnt
-        self._fallback_kinds: dict[str, str] = {}  # unit -> why it fell back (UnitFailed.kind, or "checks")
         self._days: int | None = None
         self._offline = None
         self._ctx: AnalysisContext | None = None
@@ -404,8 +401,7 @@ class LLMEngine(Engine):
         )
 
     def _fallback(self, unit: str, reason: str, kind: str = "checks") -> None:
-        self.acct.fallbacks.append({"unit": unit, "reason": reason})
-        self._fallback_kinds[unit] = kind
+        self.acct.fallbacks.append({"unit": unit, "reason": reason, "kind": kind})
 
     def close(self) -> None:
         if self._own_store and self._store is not None:
@@ -427,7 +423,6 @@ class LLMEngine(Engine):
         self.input_cuts = {}
         self.disagreements = {}
         self._endpoint = None
-        self._fallback_kinds = {}
         self._ctx = ctx
         hints, diffs = self._prepare(prs, ctx)
         return _run(self._analyze_all(prs, ctx, hints, diffs))
@@ -867,7 +862,7 @@ class LLMEngine(Engine):
         """Why `units` fell back, in a short form: in English, and in the report's language."""
         kinds: dict[str, int] = {}
         for u in units:
-            k = self._fallback_kinds.get(u, "checks")
+            k = next((f["kind"] for f in self.acct.fallbacks if f["unit"] == u), "checks")
             k = k if k in _WHY_KINDS else "failed"
             kinds[k] = kinds.get(k, 0) + 1
         order = sorted(kinds, key=lambda k: (-kinds[k], _WHY_KINDS.index(k)))

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from githubkit.exception import (
 from githubkit.retry import RetryOption
 
 from ..errors import SourceError
+from ..netcause import dns_failure, lookup_unavailable
 from ..retry_after import retry_after_seconds
 from .auth import Token, fix_hint, normalize_api_url
 
@@ -140,7 +140,8 @@ class RetryPolicy:
                 return self.failed(f"GitHub answered {status}")
             return RetryOption(False)
         if isinstance(exc, RequestError):
-            if _unresolved(exc) is not None and not _dns_unavailable(exc):
+            dns = dns_failure(exc)
+            if dns is not None and not lookup_unavailable(dns):
                 return RetryOption(False)  # a name that does not exist will not exist in a second either
             if _proxy_refusal(exc) == 407:
                 return RetryOption(False)  # the proxy wants credentials: asking again will not give them
@@ -226,18 +227,6 @@ def _unreachable(exc: GitHubException) -> bool:
     return isinstance(getattr(exc, "exc", None), httpx.ConnectError)
 
 
-def _unresolved(exc: BaseException) -> socket.gaierror | None:
-    """The DNS failure behind a connection error, if that is what it was."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, socket.gaierror):
-            return cause
-        seen.add(id(cause))
-        cause = getattr(cause, "exc", None) if isinstance(cause, GitHubException) else (cause.__cause__ or cause.__context__)
-    return None
-
-
 def _proxy_refusal(exc: GitHubException) -> int | None:
     """The status with which an HTTPS proxy refused to connect to GitHub (407: it wants credentials)."""
     inner = getattr(exc, "exc", None)
@@ -247,20 +236,14 @@ def _proxy_refusal(exc: GitHubException) -> int | None:
     return int(m.group(1)) if m else 0
 
 
-def _dns_unavailable(exc: BaseException) -> bool:
-    """The name could not be looked up (no DNS server answered), as opposed to: it does not exist."""
-    error = _unresolved(exc)
-    return error is not None and error.errno == getattr(socket, "EAI_AGAIN", None)
-
-
 def _describe_transport_error(exc: GitHubException) -> str:
     inner = getattr(exc, "exc", None)
     if isinstance(exc, RequestTimeout) or isinstance(inner, httpx.TimeoutException):
         return "timed out"
-    dns = _unresolved(exc)
+    dns = dns_failure(exc)
     if dns is not None:
         reason = dns.strerror or str(dns)
-        return f"its host name could not be looked up: {reason}" if _dns_unavailable(exc) else f"its host name does not resolve: {reason}"
+        return f"its host name could not be looked up: {reason}" if lookup_unavailable(dns) else f"its host name does not resolve: {reason}"
     if isinstance(inner, httpx.ProxyError):
         return f"the proxy refused to connect to it ({inner})"
     if isinstance(inner, httpx.ConnectError):
@@ -521,9 +504,10 @@ class GitHubClient:
             )
         if isinstance(exc, RequestError) and _proxy_refusal(exc) == 407:
             return self._proxy_auth_error()
-        if isinstance(exc, RequestError) and _unresolved(exc) is not None:
+        dns = dns_failure(exc) if isinstance(exc, RequestError) else None
+        if dns is not None:
             host = urlsplit(where).hostname or where
-            if _dns_unavailable(exc):
+            if lookup_unavailable(dns):
                 return SourceError(
                     f"cannot reach GitHub at {where}: the host name {host} could not be looked up "
                     f"(no DNS server answered){self._tries()}",

@@ -78,6 +78,11 @@ def add_range(extra: dict | None, start: datetime, end: datetime) -> dict:
     return extra
 
 
+def stored_created(extra: dict | None) -> datetime | None:
+    """When GitHub says the repository was made, as a sync kept it (see `sync_repository`)."""
+    return parse_time((extra or {}).get("created"))
+
+
 def covered(extra: dict | None, start: datetime, end: datetime) -> bool:
     """Whether [start, end) lies inside one stored range."""
     return any(a <= start and end <= b for a, b in _ranges(extra))
@@ -229,7 +234,7 @@ def require_covered(store, repo: str, start: datetime, end: datetime, label: str
     pending = (extra or {}).get("pending")
     if pending and _stored_time(pending["since"]) < end and start < _stored_time(pending["started"]):
         # an interrupted sync reached into the range: part of it is stored, and finishing that sync stores the rest
-        stored = sum(1 for _ in store.load_pull_requests(repo, start, end))
+        stored = len(store.load_pull_requests(repo, start, end))
         raise SourceError(
             f"{label} of {repo} is only partly {in_store}: a sync of the PRs merged since "
             f"{_local(_stored_time(pending['since']), start)} ({_zone_name(start)}) did not finish "

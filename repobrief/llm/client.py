@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import LLMSettings
+from ..config import MODEL_SETTING, LLMSettings
 from ..errors import EngineError, StoreError
 from ..retry_after import retry_after_seconds
 
@@ -88,7 +88,6 @@ class EndpointState:
     blocked: str | None = None  # it asked to wait beyond the budget: the remaining units fall back at once
     blocked_kind: str = "rate_limited"
     failed_retries: int = 0  # retries that could not connect, one after another, with no answer between
-    answers: int = 0  # chat completions received
     latencies: list[float] = field(default_factory=list)  # seconds each answer took
 
     def typical_latency(self) -> float:
@@ -114,7 +113,6 @@ class Accounting:
 
 
 # where the model is set, in every command's terms (`report` and `batch export` also take a flag)
-_MODEL_SETTING = "[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report` and `batch export` also take --llm-model NAME"
 
 
 def choose_mode(settings: LLMSettings) -> str:
@@ -243,10 +241,6 @@ class ChatClient:
         self._sem = asyncio.Semaphore(max(1, settings.concurrency))
         self._client = None
         self.fatal: EngineError | None = None
-
-    @property
-    def endpoint_down(self) -> str | None:
-        return self.state.down
 
     # ------------------------------------------------------------- the request
 
@@ -379,7 +373,7 @@ class ChatClient:
         answer received yet it is not the API (a web page at the base URL), else one unit fails."""
         what = _describe_body(body) if body is not None else "no choices"
         reason = f"the endpoint {said} ({what}: is the base URL the API's, ending in /v1?)"
-        if self.state.answers == 0:
+        if not self.state.latencies:  # no answer received yet
             self.fatal = EngineError(
                 f"the LLM endpoint {self._where()} {said} ({what})",
                 "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL (or [llm] base_url) to the API's URL, which usually ends "
@@ -428,7 +422,6 @@ class ChatClient:
                     self._not_json(resp.decode(errors="replace") if isinstance(resp, bytes) else resp)
                 out = self._read(resp, sent_tokens)
                 self.state.failed_retries = 0
-                self.state.answers += 1
                 self.state.latencies.append(time.monotonic() - started)
                 return out
             except UnitFailed:
@@ -442,7 +435,7 @@ class ChatClient:
             except openai.NotFoundError:
                 self.fatal = EngineError(
                     f"the LLM endpoint {self._where()} does not know model {self.settings.model!r} (HTTP 404)",
-                    f"check the model name ({_MODEL_SETTING}) and the base URL (OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL), "
+                    f"check the model name ({MODEL_SETTING}) and the base URL (OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL), "
                     "or run with --engine offline",
                 )
                 raise self.fatal from None
@@ -452,7 +445,7 @@ class ChatClient:
                 if "model" in low and ("not exist" in low or "not found" in low or "unknown" in low or "invalid model" in low):
                     self.fatal = EngineError(
                         f"the LLM endpoint {self._where()} does not know model {self.settings.model!r}",
-                        f"check the model name ({_MODEL_SETTING}), or run with --engine offline",
+                        f"check the model name ({MODEL_SETTING}), or run with --engine offline",
                     )
                     raise self.fatal from None
                 if "temperature" in low and "temperature" in req:

@@ -174,12 +174,12 @@ def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
     return text[head:start], text[end : tail.start() if tail else len(text)]
 
 
-def _tie(text: str, fig: Figure) -> str | None:
+def _tie(fig: Figure, before: str, after: str) -> str | None:
     """Whether the number at `fig` is stated as the span's total ("total"), the previous
-    span's ("previous") or the difference between them ("delta"), by the words around it."""
+    span's ("previous") or the difference between them ("delta"), by the words around it
+    in its sentence (`before`, `after`)."""
     if fig.percent or fig.decimals or fig.value != int(fig.value) or fig.kind not in (None, "prs"):
         return None
-    before, after = _sentence(text, fig.start, fig.end)
     for kind, rb, ra in _TIE_RULES:
         if (rb is None or rb.search(before)) and (ra is None or ra.search(after)):
             if kind == "total":
@@ -308,14 +308,14 @@ _NO_BREAKING = re.compile(
 )
 
 
-_THE_SPAN = re.compile(r"\b(?:this|the)\s+(?:week|period|day)\b|本周|这周|本期|这\d+天|当天|期间", re.I)
+_THE_SPAN = re.compile(rf"\b(?:this|the)\s+(?:week|period|day)\b|{_SPAN_ZH}", re.I)
 
 
 def _denies(rx: re.Pattern, text: str) -> bool:
     """Whether a sentence of `text` denies what `rx` finds, of the week: a sentence that
     cites a PR speaks of that PR ("#12 adds X with no breaking changes"), unless the
     clause says it speaks of the week ("本周无风险，重点见 #12")."""
-    for sentence in re.split(r"[.!?](?=\s|$)|[。！？;；\n]", text or ""):
+    for sentence in _SENTENCE_END.split(text or ""):
         for m in rx.finditer(sentence):
             if not _PR_REF.search(sentence):
                 return True
@@ -440,10 +440,10 @@ class Grounds:
     def _tie_problem(self, where: str, cleaned: str, fig: Figure, context: str) -> str | None:
         """A problem when `fig` is stated as the span's total, the previous span's or their
         difference, and is not that number nor a figure of a topic its sentence names."""
-        tie = _tie(cleaned, fig)
+        before, after = _sentence(cleaned, fig.start, fig.end)
+        tie = _tie(fig, before, after)
         if tie is None or tie not in self.ties or self._matches(fig, self.ties[tie]):
             return None
-        before, after = _sentence(cleaned, fig.start, fig.end)
         if self._matches(fig, self._topic_figures(f"{context}\n{before}{fig.text}{after}")):
             return None
         want = sorted(self.ties[tie])

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import socket
 import time
 import typing
 from abc import ABC, abstractmethod
@@ -34,6 +33,7 @@ import httpx
 from ..config import webhook_url_problem
 from ..errors import PublishError, UsageError
 from ..models import Report
+from ..netcause import dns_failure, lookup_unavailable
 from ..retry_after import retry_after_seconds
 
 log = logging.getLogger("repobrief.publish")
@@ -278,13 +278,14 @@ class Publisher(ABC):
         """A request that failed before the card went out whole: (what happened, hint, worth retrying)."""
         cause = _root_cause(error)
         network = "check this machine's network and proxy settings"
-        if isinstance(cause, socket.gaierror):
+        dns = dns_failure(error)
+        if dns is not None:
             name = urlsplit(self.webhook).hostname
-            if cause.errno == socket.EAI_AGAIN:
+            if lookup_unavailable(dns):
                 # The resolver's own "try again": once, not at every retry's length of backoff.
-                return (f"cannot look up the host name {name!r} ({cause.strerror})",
+                return (f"cannot look up the host name {name!r} ({dns.strerror})",
                         f"{network}, and its DNS server", attempt == 1)
-            return (f"the host name {name!r} does not resolve ({cause.strerror}); the card was not posted",
+            return (f"the host name {name!r} does not resolve ({dns.strerror}); the card was not posted",
                     "check the webhook URL's host for a typo: copy the URL from the bot's settings", False)
         if isinstance(error, httpx.ConnectTimeout):
             return (f"cannot connect: no connection within {self.timeout:g} s",
@@ -407,7 +408,7 @@ def _url_tokens(url: str) -> list[str]:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The OS error under httpx's and httpcore's wrappers (a `socket.gaierror`, a refused connection)."""
+    """The OS error under httpx's and httpcore's wrappers (a refused connection, an unreachable network)."""
     seen = {id(error)}
     while (inner := error.__cause__ or error.__context__) is not None and id(inner) not in seen:
         seen.add(id(inner))

@@ -16,12 +16,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..config import Settings
 from ..errors import SourceError, UsageError
 from ..models import Notice, PullRequest
-from ..window import Window
+from ..window import Window, parse_timezone
 from . import Source
 
 if TYPE_CHECKING:
@@ -174,11 +173,10 @@ class GitHubSource(Source):
             return self._fetcher.created
         if self.store is None:
             return None
-        from ..github.pulls import parse_time
-        from ..github.sync import SOURCE
+        from ..github.sync import SOURCE, stored_created
 
         state = self.store.get_sync_state(self.repository, SOURCE)
-        return parse_time(((state.extra if state else None) or {}).get("created"))
+        return stored_created(state.extra if state else None)
 
     # ------------------------------------------------------------------ reading
 
@@ -216,13 +214,13 @@ class GitHubSource(Source):
         Offline, weeks that were never synced are read as they are (often empty), and
         the report says that its trends compare with them."""
         if self.store is not None:
-            from ..github.sync import SOURCE, covered
+            from ..github.sync import SOURCE, covered, stored_created
 
             state = self.store.get_sync_state(self.repository, SOURCE)
             extra = state.extra if state else None
             if self.offline:
                 baseline_end = self._required.start if self._required is not None else window.end
-                start = max(window.start, self.began() or window.start)  # no PR was merged before it
+                start = max(window.start, stored_created(extra) or window.start)  # no PR was merged before it
                 if start < baseline_end and not covered(extra, start, baseline_end):
                     self._warn_unsynced(start, baseline_end)
             if self.offline or covered(extra, window.start, window.end):
@@ -348,12 +346,5 @@ class GitHubSource(Source):
         from ..github.sync import sync_command
 
         first = min(p.merged_at for p in prs if p.number in numbers)
-        zone = first.tzinfo
-        if self.settings.timezone:
-            try:
-                zone = ZoneInfo(self.settings.timezone)
-            except (ValueError, ZoneInfoNotFoundError):
-                pass
-        start = first.astimezone(zone)
-        return sync_command(self.repository, start.replace(hour=0, minute=0, second=0, microsecond=0),
-                            self.settings.github.url)
+        start = first.astimezone(parse_timezone(self.settings.timezone)) if self.settings.timezone else first
+        return sync_command(self.repository, start, self.settings.github.url)
