@@ -58,6 +58,7 @@ __all__ = [
     "RaySettings",
     "RepositoryEntry",
     "TeamSettings",
+    "check_output_folders",
     "load_team",
     "plan_jobs",
     "run_job",
@@ -351,7 +352,6 @@ def plan_jobs(
     base = team.base_dir
     ts = team.settings
     out_root = Path(out) if out is not None else base / ts.out
-    _check_output_folders(team, out_root if out is not None else None, digest)
     jobs: list[RepoJob] = []
     failed: list[JobResult] = []
     names: dict[int, str] = {}  # per job: the OWNER/REPO its reports are written under
@@ -409,13 +409,12 @@ def plan_jobs(
     return jobs, failed
 
 
-def _check_output_folders(team: Team, out: Path | None, digest: bool) -> None:
-    """An output folder that is a file is said before any work, naming the flag or the option,
-    not found by every repository's job failing to write into it at the end."""
-    from .output import check_out_folder
-
+def check_output_folders(team: Team, out: str | os.PathLike | None, digest: bool) -> None:
+    """An output folder of the config that is a file is said before a run does any work,
+    naming the option, not found by every repository's job failing to write into it at
+    the end. `out`: the --out flag, which replaces `out` and `[digest] out` (its caller
+    checks it). `batch export` writes no folder, so it does not ask."""
     base, ts = team.base_dir, team.settings
-    check_out_folder(out)  # the --out flag, which replaces `out` and `[digest] out`
     folders = [] if out is not None else [("out", ts.out), *([("digest.out", ts.digest.out)] if digest else [])]
     folders += [(f"repositories[{team.position(i)}].out", e.out) for i, e in enumerate(team.entries)]
     for option, value in folders:

@@ -167,8 +167,9 @@ def test_export_writes_one_row_per_pr_keyed_by_the_engines_cache_key(exported, v
 
 def test_export_a_team_config_covers_every_repository_once(verl_repo, server, tmp_path, monkeypatch):
     llm_env(monkeypatch, server, tmp_path)
+    (tmp_path / "afile").write_text("", encoding="utf-8")  # the reports' folder: an export writes none, so no matter
     (tmp_path / "team.toml").write_text(
-        f'db = "{tmp_path / "team.db"}"\nengine = "llm"\n'
+        f'db = "{tmp_path / "team.db"}"\nengine = "llm"\nout = "afile"\n'
         f'[[repositories]]\nsource = "{verl_repo}"\nname = "{NAME}"\ntimezone = "{TZ}"\nlanguages = ["zh", "en"]\n'
         f'[[repositories]]\nsource = "{tmp_path / "missing"}"\nname = "acme/missing"\n', encoding="utf-8")
     code, _, err = run_cli("batch", "export", "--config", str(tmp_path / "team.toml"), "--week", WEEK,

@@ -101,7 +101,7 @@ def run(
 ) -> None:
     """Report every repository of a team config for one week, concurrently (the longest first, by the last run's times); one failing repository does not stop the others."""
     from ..registry import EXECUTORS
-    from ..team import load_team, plan_jobs, run_jobs
+    from ..team import check_output_folders, load_team, plan_jobs, run_jobs
 
     check_out_folder(out)  # a bad flag, said before the config is even read
     team = load_team(config)
@@ -115,6 +115,7 @@ def run(
     executor = executor or ts.executor
     if only:
         team.keep_only(only, config)
+    check_output_folders(team, out, digest)
     jobs, failed = plan_jobs(team, week, db=db, digest=digest, publish=not no_publish, offline=offline, out=out,
                              refresh=refresh)
     store_url = next((j.db for j in jobs if j.db), "")
