@@ -119,7 +119,7 @@ def test_a_first_pr_after_quiet_weeks_is_no_record(tmp_path):
 def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_path):
     """A pure move (same content, new path) counts no lines, as GitHub counts a rename:
     it makes no PR large, puts no core path at risk, and a moved config file is not
-    a removed one. A file moved and edited is still a deletion and an addition."""
+    a removed one (a moved module is a risk to its importers: see the test below). A file moved and edited is still a deletion and an addition."""
     b = GitRepoBuilder(tmp_path / "repo")
     big = b.lines(400)
     b.commit("initial", "2026-01-05T10:00:00+00:00",
@@ -133,7 +133,9 @@ def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_p
     prs = {p["number"]: p for p in d["pull_requests"]}
     moved = {f["path"]: (f["status"], f["added"], f["deleted"]) for f in prs[10]["files"]}
     assert moved == {"pkg/core/runtime/engine.py": ("R", 0, 0), "configs/train.yaml": ("R", 0, 0)}
-    assert not prs[10]["risks"] and d["stats"]["lines_added"] == 50 and d["stats"]["lines_deleted"] == 50
+    # The one risk left is to code that imports the module by its old path.
+    assert [r["kind"] for r in prs[10]["risks"]] == ["module_removed"]
+    assert d["stats"]["lines_added"] == 50 and d["stats"]["lines_deleted"] == 50
     assert {f["status"] for f in prs[11]["files"]} == {"A", "D"}
 
 
@@ -279,7 +281,9 @@ def test_a_removal_is_not_a_new_feature(tmp_path):
     b.commit("chore: remove unused imports (#11)", "2026-01-14T09:00:00+00:00", {"src/app.py": b.lines(2)})
     en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
     items = {i["prs"][0]: i["text"] for i in en["sections"]["key_changes"]["items"]}
-    assert "It removes something users may rely on" in items[10] and "removes" not in items[11]
+    # What it removes, when that is a module others import; else that it removes something.
+    assert "It removes the module engine.mindspeed: code that imports it fails" in items[10]
+    assert "removes" not in items[11]
     rows = {r["number"]: r["key_contribution"] for r in zh["sections"]["table"]["rows"]}
     contributions = {p["number"]: p["key_contribution"] for p in zh["pull_requests"]}
     assert contributions[10].startswith("移除：") and not contributions[11].startswith("移除")
@@ -330,3 +334,48 @@ def test_counts_are_not_said_twice_and_one_change_is_singular(tmp_path):
     one.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": one.lines(5)})
     one.commit("feat: add a flag (#10)", "2026-01-13T09:00:00+00:00", {"src/app.py": one.lines(30)})
     assert "The most notable change: Add a flag (#10)" in _report(one.path, "2026-W03")["sections"]["summary"]["text"]
+
+
+def test_modules_removed_or_moved_are_a_risk_to_code_that_imports_them(tmp_path):
+    """Downstream code imports a project's modules by path: a PR that deletes or moves
+    one (moved unchanged, or deleted beside one of the same name added elsewhere) is a
+    risk with the old and new import paths, a reason in its key change and a
+    recommendation. Tests, examples, private modules and a module turned into a package
+    of the same name are not."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    loop = b.lines(10)
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {
+        "acme/__init__.py": "", "acme/utils/tokenizer.py": b.lines(40), "acme/utils/chat.py": b.lines(30),
+        "acme/trainer/main_sync.py": b.lines(60), "acme/_impl.py": b.lines(10), "acme/legacy/__init__.py": "",
+        "acme/legacy/a.py": b.lines(10), "acme/legacy/b.py": b.lines(10), "tests/test_chat.py": b.lines(5),
+        "examples/run.py": b.lines(5), "acme/loop.py": loop})
+    b.commit("[trainer] feat: one trainer for sync and async (#10)", "2026-01-13T09:00:00+00:00",
+             {"acme/trainer/main_sync.py": None, "acme/trainer/main.py": b.lines(80), "tests/test_main.py": b.lines(5)})
+    b.commit("[rollout] feat: continuous tokens (#11)", "2026-01-14T09:00:00+00:00",
+             {"acme/utils/chat.py": None, "acme/utils/tokenizer/chat.py": b.lines(31),  # moved and edited
+              "acme/utils/tokenizer.py": None, "acme/utils/tokenizer/__init__.py": b.lines(41),  # now a package
+              "acme/loop.py": None, "acme/agent/loop.py": loop,  # moved unchanged (same content)
+              "tests/test_chat.py": None, "examples/run.py": None, "acme/_impl.py": None,
+              "tests/test_tok.py": b.lines(5)})
+    b.commit("[misc] chore: drop the legacy package (#12)", "2026-01-15T09:00:00+00:00",
+             {"acme/legacy/__init__.py": None, "acme/legacy/a.py": None, "acme/legacy/b.py": None})
+    d = _report(b.path, "2026-W03")
+    prs = {p["number"]: p for p in d["pull_requests"]}
+    evidence = {n: next((r["evidence"] for r in p["risks"] if r["kind"] == "module_removed"), None) for n, p in prs.items()}
+    assert evidence == {
+        10: ["module removed: acme.trainer.main_sync"],
+        11: ["module moved: acme.loop -> acme.agent.loop", "module moved: acme.utils.chat -> acme.utils.tokenizer.chat"],
+        12: ["module removed: acme.legacy"],  # the package, not each of its modules
+    }
+    assert next(f for f in prs[11]["files"] if f["path"] == "acme/agent/loop.py")["previous"] == "acme/loop.py"
+    (risk,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["name"] == "Removed or moved modules"]
+    assert "acme.trainer.main_sync removed" in risk and "acme.utils.chat moved to acme.utils.tokenizer.chat" in risk
+    assert "ImportError" in risk and all(f"#{n}" in risk for n in (10, 11, 12))
+    (rec,) = [i for i in d["sections"]["recommendations"]["items"] if i["name"] == "Update imports before upgrading"]
+    assert "acme.trainer.main_sync" in rec["text"]
+    key = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [10])
+    assert "It removes the module acme.trainer.main_sync: code that imports it fails after upgrading." in key
+    zh = _report(b.path, "2026-W03", "zh")
+    (risk_zh,) = [i["text"] for i in zh["sections"]["risks"]["items"] if i["name"] == "模块被删除或移动"]
+    assert "删除了acme.trainer.main_sync" in risk_zh and "acme.utils.chat移至acme.utils.tokenizer.chat" in risk_zh
+    assert "该PR删除了模块acme.trainer.main_sync，导入它的代码在升级后会失败。" in json.dumps(zh["sections"], ensure_ascii=False)

@@ -8,6 +8,7 @@ evidence strings quote paths, keys and versions as they are.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -83,6 +84,9 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
+    modules = module_changes(pr, _packages(ctx.project, tuple(ctx.core_paths)))
+    if modules:
+        out.append(Risk("module_removed", "medium", [n], modules))
     deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
     ci_only = bool(pr.files) and all(fk.is_ci(f.path) for f in pr.files)  # a CI action's version is no user's dependency
     if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)
@@ -97,6 +101,66 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
 
         out.extend(discussion_risks(pr, ctx.lang))
     return out
+
+
+@lru_cache(maxsize=64)
+def _packages(project: str, core_paths: tuple[str, ...]) -> frozenset[str]:
+    """The top-level Python packages other code imports: the one named after the
+    repository, and those holding its core paths."""
+    tops = {project.replace("-", "_")} | {cp.removeprefix("src/").split("/", 1)[0] for cp in core_paths}
+    return frozenset(t for t in tops if t.isidentifier())
+
+
+def _module_name(path: str, packages: frozenset[str]) -> str | None:
+    """`verl/utils/tokenizer.py` → `verl.utils.tokenizer` (a package's `__init__.py` → the
+    package), for a module of `packages` that code elsewhere may import: not a test,
+    example or script, and no part of it private (`_impl.py`, `__main__.py`)."""
+    if not path.endswith(".py") or fk.is_minor(path):
+        return None
+    parts = path.removeprefix("src/")[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    if len(parts) < 2 or parts[0] not in packages or not all(p.isidentifier() and p[0] != "_" for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def module_changes(pr: PullRequest, packages: frozenset[str]) -> list[str]:
+    """Evidence of the project's Python modules a PR removes or moves: imports of the old
+    path fail after it. A module deleted beside one of the same name added elsewhere is
+    read as moved (`--no-renames` shows a move with edits as both); a removed package
+    stands for the modules under it. At most six, then how many more."""
+    if not packages:
+        return []
+    gone: dict[str, str] = {}  # module -> path, removed or moved away
+    moved: dict[str, str] = {}  # module -> its new module, when known
+    added: dict[str, list[str]] = defaultdict(list)  # last name -> modules added
+    for f in pr.files:
+        if f.status == "R" and f.previous:
+            old, new = _module_name(f.previous, packages), _module_name(f.path, packages)
+            if old and old != new:
+                gone[old] = f.previous
+                if new:
+                    moved[old] = new
+        elif f.status in ("A", "D") and (name := _module_name(f.path, packages)):
+            if f.status == "D":
+                gone[name] = f.path
+            else:
+                added[name.rsplit(".", 1)[-1]].append(name)
+    # `tokenizer.py` turned into `tokenizer/__init__.py` imports as before.
+    gone = {m: path for m, path in gone.items() if m not in added.get(m.rsplit(".", 1)[-1], ())}
+    if not gone:
+        return []
+    for old in gone:
+        if old not in moved and (same := added.get(old.rsplit(".", 1)[-1])):
+            # Of the modules of that name, the one nearest the old place.
+            moved[old] = max(same, key=lambda new: len(os.path.commonprefix([old.split("."), new.split(".")])))
+    packages_gone = [m for m, path in gone.items() if path.endswith("__init__.py")]
+    shown = sorted(m for m in gone if not any(m.startswith(p + ".") for p in packages_gone))
+    ev = [f"module moved: {m} -> {moved[m]}" if m in moved else f"module removed: {m}" for m in shown[:6]]
+    if len(shown) > 6:
+        ev.append(f"{len(shown) - 6} more modules removed or moved")
+    return ev
 
 
 # A manifest line that only sets the project's own version (a release bumps it).

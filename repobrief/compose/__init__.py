@@ -343,6 +343,10 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.opt_in"))
         elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
             sentences.append(cat.t("key_change.config_removed"))
+        elif any(r.kind == "module_removed" for r in a.risks):
+            modules, count, how = _old_modules(cat, a.risks)
+            key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
+            sentences.append(cat.t(f"key_change.{key}", modules=modules))
         elif release := release_version(p.title):
             sentences.append(cat.t("key_change.release", version=release[0]))
         elif removal := removal_kind(p.title):
@@ -470,6 +474,20 @@ def risk_title(cat: Catalog, r: Risk) -> str:
 _RENAMED = re.compile(r"^config key renamed (\S+) -> (\S+) in (\S+)$")
 _REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
 _REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
+_MODULE = re.compile(r"^module (?:removed: (\S+)|moved: (\S+) -> (\S+))$")
+_MODULES_MORE = re.compile(r"^(\d+) more modules")
+
+
+def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, int, str]:
+    """The import paths `module_removed` risks say are gone, as a list; how many; and
+    whether they were "moved", "removed" or "both"."""
+    found = [m for r in risks if r.kind == "module_removed" for e in r.evidence if (m := _MODULE.match(e))]
+    names = [m[1] or m[2] for m in found]
+    more = len(names) - limit + sum(int(m[1]) for r in risks if r.kind == "module_removed"
+                                    for e in r.evidence if (m := _MODULES_MORE.match(e)))
+    shown = cat.join(names[:limit]) + (cat.t("risk_text.more_modules", count=more, total=limit + more) if more > 0 else "")
+    moved, removed = any(m[2] for m in found), any(m[1] for m in found) or more > 0
+    return shown, len(names) + max(more, 0), "both" if moved and removed else "moved" if moved else "removed"
 
 
 def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
@@ -490,6 +508,15 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
             elif m := _REMOVED_FILE.match(e):
                 out.append(cat.t("detail.removed_file", file=m[1]))
         return sep.join(out) or cat.join(_gists(facts, r.prs))
+    if r.kind == "module_removed":  # evidence of several PRs: six modules, then how many more
+        out, more = [], 0
+        for e in r.evidence:
+            if (m := _MODULE.match(e)) and len(out) < 6:
+                out.append(cat.t("detail.module_removed", module=m[1]) if m[1] else
+                           cat.t("detail.module_moved", old=m[2], new=m[3]))
+            else:
+                more += int(n[1]) if (n := _MODULES_MORE.match(e)) else 1
+        return sep.join(out + ([cat.t("detail.modules_more", count=more)] if more else []))
     if r.kind == "core_path":
         core = tuple(facts.stats.get("core_paths", []))
         parts = []
@@ -559,6 +586,9 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
                       for e in kinds.get("config_change", Risk("", "", [], [])).evidence)
         add(1, "migration" if renamed else "migration_behaviour", prs)
+    if "module_removed" in kinds:
+        modules, _, how = _old_modules(cat, [kinds["module_removed"]])
+        add(1, f"imports_{how}", kinds["module_removed"].prs, modules=modules)
     for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
                             ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
                             ("unresolved_threads", "unresolved", 4)):

@@ -1023,7 +1023,7 @@ def _first_seen_into(seen: dict[str, int], lines: Iterable[bytes]) -> None:
 
 def _without_counts(c: _RawCommit) -> _RawCommit:
     """`c` as a pass without line counts reads it (`--raw`: every count 0)."""
-    files = [FileChange(path=f.path, added=0, deleted=0, status=f.status) for f in c.files]
+    files = [FileChange(path=f.path, added=0, deleted=0, status=f.status, previous=f.previous) for f in c.files]
     return _RawCommit(c.sha, c.parents, c.author, c.email, c.committed_at, c.subject, c.body, files)
 
 
@@ -1101,7 +1101,7 @@ def _parse_files(rest: bytes) -> list[FileChange]:
     if deleted and added:
         for blob, raw in added:
             if deleted.get(blob):
-                del files[deleted[blob].pop()]
+                old = files.pop(deleted[blob].pop())
                 moved = files[raw]
-                moved.status, moved.added, moved.deleted = "R", 0, 0
+                moved.status, moved.added, moved.deleted, moved.previous = "R", 0, 0, old.path
     return list(files.values())

@@ -83,7 +83,7 @@ def pr_to_row(pr: PullRequest, *, repository_id: int, source: str, updated_at: d
         "via": pr.via,
         "merged_at": to_utc_naive(pr.merged_at),
         "labels": list(pr.labels),
-        "files": [[f.path, f.added, f.deleted, f.status] for f in pr.files],
+        "files": [[f.path, f.added, f.deleted, f.status, *([f.previous] if f.previous else [])] for f in pr.files],
         "discussion": discussion_to_json(pr),
         "discussion_known": bool(pr.discussion_known),
         "linked_issues": list(pr.linked_issues),
@@ -106,7 +106,8 @@ def pr_from_row(row) -> PullRequest:
         body=m["body"],
         author=m["author"],
         merged_at=from_utc_naive(m["merged_at"]),
-        files=[FileChange(path=f[0], added=f[1], deleted=f[2], status=f[3]) for f in m["files"] or []],
+        files=[FileChange(path=f[0], added=f[1], deleted=f[2], status=f[3], previous=f[4] if len(f) > 4 else None)
+               for f in m["files"] or []],
         sha=m["sha"],
         url=m["url"],
         author_email=m["author_email"],
