@@ -153,8 +153,31 @@ def _last_day(report: Report):
     return (report.end - timedelta(microseconds=1)).astimezone(report.start.tzinfo).date()
 
 
-def report_from_dict(d: dict) -> Report:
-    """Rebuild a `Report` from `report_to_dict` output (for publish/site from JSON)."""
+def report_from_dict(d: dict, *, where: str = "the report") -> Report:
+    """Rebuild a `Report` from `report_to_dict` output (for publish/site from JSON). A dict
+    that is no report, is of another major schema version (another shape) or lacks what a
+    report holds is a `UsageError` naming `where` (e.g. the file it was read from); keys
+    a later minor version added are ignored."""
+    from .errors import UsageError
+
+    if not isinstance(d, dict) or "schema_version" not in d or "card" not in d:
+        raise UsageError(f"{where} is not a repobrief report (no schema_version or card)",
+                         "give the .json file written by `repobrief report --format json`")
+    version = d["schema_version"]
+    if str(version).partition(".")[0] != SCHEMA_VERSION.partition(".")[0]:
+        raise UsageError(f"{where} has schema_version {version!r}; this repobrief reads {SCHEMA_VERSION.partition('.')[0]}.x",
+                         "read it with the repobrief that wrote it, or regenerate it with this one")
+    try:
+        return _report_from_dict(d)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise UsageError(f"{where} is an incomplete repobrief report ({type(e).__name__}: {e})",
+                         "regenerate it with this version of repobrief") from None
+
+
+_FILE_KEYS = ("path", "added", "deleted", "status", "previous")
+
+
+def _report_from_dict(d: dict) -> Report:
     from zoneinfo import ZoneInfo
 
     tz = ZoneInfo(d["timezone"])
@@ -167,7 +190,7 @@ def report_from_dict(d: dict) -> Report:
             body="",
             author=p.get("author") or "",
             merged_at=datetime.fromisoformat(p["merged_at"]),
-            files=[FileChange(**f) for f in p.get("files", [])],
+            files=[FileChange(**{k: f[k] for k in _FILE_KEYS if k in f}) for f in p.get("files", [])],
             sha=p.get("sha"),
             url=p.get("url"),
             base_branch=p.get("base_branch"),

@@ -150,7 +150,7 @@ def build_site(
                         warnings=list(dict.fromkeys(w for r in reports for w in r.warnings)))
     all_weeks = sorted(entry["weeks"])
     t = _strings(settings.language)
-    from .serialize import report_from_dict, report_to_dict
+    from .serialize import report_to_dict
 
     def write_week(r: Report) -> None:
         i = all_weeks.index(r.week)
@@ -171,7 +171,7 @@ def build_site(
     for week in _neighbours(all_weeks, {r.week for r in reports}):
         saved = folder / f"{week}.json"
         if saved.is_file():
-            write_week(report_from_dict(json.loads(saved.read_text(encoding="utf-8"))))
+            write_week(_saved_report(saved))
 
     env = environment()
     assets = page_assets(env)
@@ -245,6 +245,18 @@ def _read_manifest(out: Path) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("repositories"), dict):
         raise UsageError(f"{str(path)!r} is not a repobrief site manifest", "delete it and rebuild the site")
     return data
+
+
+def _saved_report(path: Path) -> Report:
+    """An archived week's report, read back from its JSON to render its page again."""
+    from .serialize import report_from_dict
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{str(path)!r} is not valid JSON ({e})",
+                         "delete it, then run `repobrief site` again for that week") from None
+    return report_from_dict(data, where=repr(str(path)))
 
 
 def _in_site_timezone(settings: Settings, out: Path, manifest: dict) -> Settings:

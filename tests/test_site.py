@@ -319,3 +319,30 @@ def test_a_site_written_before_its_time_zone_was_recorded_keeps_the_one_of_its_r
     assert code == 0, err
     assert json.loads((out / "acme/one/2026-W27.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
     assert "shanghai monday morning" in (out / "acme/one/2026-W27.html").read_text(encoding="utf-8")
+
+
+def test_an_archived_week_that_cannot_be_read_back_is_named_and_nothing_is_written(tmp_path):
+    """A new week re-renders the archived week before it (its "next" link) from its saved
+    JSON: JSON that is broken, or of another major schema version, stops the run with the
+    file's name, before anything is written."""
+    repo, out = _weeks_repo(tmp_path / "repo"), tmp_path / "site"
+    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W25",
+                           "--weeks", "1", "--out", str(out), "-q")
+    assert code == 0, err
+    saved = out / "acme/one/2026-W25.json"
+    good = json.loads(saved.read_text(encoding="utf-8"))
+    for content, says in (("{broken", "is not valid JSON"),
+                          (json.dumps({**good, "schema_version": "2.0"}), "has schema_version '2.0'; this repobrief reads 1.x")):
+        saved.write_text(content, encoding="utf-8")
+        before = _files(out)
+        code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                               "--weeks", "1", "--out", str(out), "-q")
+        assert code == 2 and str(saved) in err and says in err and "hint:" in err, err
+        assert _files(out) == before
+    # A later minor version's extra keys are read past.
+    good["pull_requests"][0]["files"][0]["renamed_from"] = "src/old.py"
+    saved.write_text(json.dumps(good), encoding="utf-8")
+    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                           "--weeks", "1", "--out", str(out), "-q")
+    assert code == 0, err
+    assert "2026-W26.html" in (out / "acme/one/2026-W25.html").read_text(encoding="utf-8")
