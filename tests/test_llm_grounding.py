@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from gitrepo import GitRepoBuilder
 from llmserver import Reply, ScriptedLLM, default_week_answer, verl_llm_settings
 
 from repobrief.config import load_settings
@@ -140,6 +141,37 @@ def test_the_risk_section_and_the_summary_cannot_leave_out_the_weeks_risks(verl_
     # and is told so in Chinese, the sections by their headings
     assert "llm：以下部分改由离线方式撰写：执行摘要和风险观察（模型的回答未通过校验）" in rep.warnings, rep.warnings
     assert written["key_changes"] == "llm:scripted-model"  # the rest of the model's report stands
+
+
+def test_the_model_names_the_weeks_security_fix_first_or_is_not_published(tmp_path):
+    """The model is told which advisories the week fixes: a summary or a first
+    recommendation that leaves one out is asked again, then written offline, which
+    names it ("Upgrade for the security fix")."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/sessions.py": b.lines(30)})
+    b.commit("fix: CVE-2026-12345 in the cookie parser (#10)", "2026-06-23T09:00:00+00:00", {"src/sessions.py": b.lines(3)})
+    b.commit("feat: a new reader (#11)", "2026-06-24T09:00:00+00:00", {"src/reader.py": b.lines(40)})
+
+    def script(call):
+        if call.kind == "week":
+            answer = default_week_answer(call)
+            if call.attempt:  # told what it left out, the model adds it to the summary only
+                answer["summary"] += " It fixes CVE-2026-12345 (#10)."
+            return Reply(content=json.dumps(answer))
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = generate_report(str(b.path), _settings(b.path, tmp_path / "rb.db", server), parse_week(WEEK, parse_timezone(TZ)))
+        asked = [c for c in server.calls if c.kind == "week"]
+    assert "Security advisories fixed in this week: CVE-2026-12345" in asked[0].user
+    retry = asked[1].body["messages"][-1]["content"]
+    assert "summary leaves out the security fix for CVE-2026-12345" in retry
+    assert "recommendations[0] leaves out the security fix for CVE-2026-12345" in retry
+    d = report_to_dict(rep)["sections"]
+    assert d["written_by"]["summary"] == "llm:scripted-model" and "It fixes CVE-2026-12345 (#10)." in d["summary"]["text"]
+    assert d["written_by"]["recommendations"] == "offline"
+    assert d["recommendations"]["items"][0]["name"] == "Upgrade for the security fix"
 
 
 def test_an_answer_that_failed_the_checks_is_not_replayed_from_the_cache(verl_repo, tmp_path):

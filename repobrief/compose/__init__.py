@@ -162,13 +162,27 @@ def _advisories(facts: WeekFacts) -> list[str]:
     """The security advisories the period's changes fix, each with the change that names
     it: direct commits (an advisory's fix lands without a public PR) and PR titles."""
     cat = facts.catalog
-    out: list[str] = []
-    for c in facts.direct_commits:
-        out += [cat.t("summary.advisory_commit", advisory=_advisory_id(a), sha=c.sha[:7]) for a in _ADVISORY.findall(c.subject)]
-    for p in facts.prs:
-        if p.number not in facts.reverted_by:
-            out += [cat.t("summary.advisory_pr", advisory=_advisory_id(a), number=p.number) for a in _ADVISORY.findall(p.title)]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(
+        cat.t("summary.advisory_pr", advisory=a, number=n) if n is not None else
+        cat.t("summary.advisory_commit", advisory=a, sha=sha) for a, n, sha in _advisory_fixes(facts)))
+
+
+def _advisory_fixes(facts: WeekFacts) -> list[tuple[str, int | None, str]]:
+    """(advisory id, PR number or None, commit) of each fix of the period."""
+    out = [(_advisory_id(a), None, c.sha[:7]) for c in facts.direct_commits for a in _ADVISORY.findall(c.subject)]
+    return out + [(_advisory_id(a), p.number, p.sha or "") for p in facts.prs if p.number not in facts.reverted_by
+                  for a in _ADVISORY.findall(p.title)]
+
+
+def advisory_ids(facts: WeekFacts) -> list[str]:
+    """The security advisories the period fixes, as the databases write them."""
+    return list(dict.fromkeys(a for a, _, _ in _advisory_fixes(facts)))
+
+
+def release_notes(facts: WeekFacts) -> list[str]:
+    """What the summary says of the period's releases and of its security fixes, in its language."""
+    fixes = _advisories(facts)
+    return _releases(facts) + ([_security(facts.catalog, fixes)] if fixes else [])
 
 
 def _security(cat: Catalog, fixes: list[str]) -> str:
@@ -270,10 +284,7 @@ def summary(facts: WeekFacts) -> str:
             direct=direct,
         )
     ]
-    parts += _releases(facts)
-    fixes = _advisories(facts)
-    if fixes:
-        parts.append(_security(cat, fixes))
+    parts += release_notes(facts)
     # The week "concentrated on" areas of two PRs or more (one when that is all there is),
     # the largest first; the trends section may still write about more.
     focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]

@@ -100,6 +100,10 @@ class FactsView:
     analyses: dict[int, PRAnalysis]
     extra_numbers: set[float] = field(default_factory=set)
     days: int | None = None  # a date range's length; None: an ISO week
+    # What the offline summary says of releases and security fixes (sentences in the
+    # report's language), and the advisories the summary must name.
+    releases: list[str] = field(default_factory=list)
+    advisories: list[str] = field(default_factory=list)
 
     def count_kinds(self) -> dict[str, set[float]]:
         """The statistics a count may equal, per what it says it counts (`Grounds.kinds`):
@@ -252,6 +256,13 @@ def facts_view(facts: Any) -> FactsView:
     # a record is "the most of any week in the last N", N counting this week with the history
     extra |= {float(t["history_weeks"] + 1) for t in themes if t.get("history_weeks") is not None}
     extra.add(float(((stats.get("baseline") or {}).get("weeks") or 0) + 1))
+    from ..aggregate import WeekFacts as Facts  # what the pipeline gives; tests may give less
+
+    releases, advisories = [], []
+    if isinstance(facts, Facts):
+        from ..compose import advisory_ids, release_notes
+
+        releases, advisories = release_notes(facts), advisory_ids(facts)
     return FactsView(
         repository=getattr(facts, "repository", ""),
         week=str(week),
@@ -265,6 +276,8 @@ def facts_view(facts: Any) -> FactsView:
         analyses=dict(getattr(facts, "analyses", {}) or {}),
         extra_numbers=extra,
         days=_days(window),
+        releases=releases,
+        advisories=advisories,
     )
 
 
@@ -1030,6 +1043,14 @@ def _denial_problems(where: str, text: str, view: FactsView) -> list[str]:
     return problems
 
 
+def _advisory_problems(where: str, texts: list[str], view: FactsView | None) -> list[str]:
+    """A security fix is what a downstream team acts on first: the summary names every
+    advisory the period fixes, and the first recommendation is to upgrade for them."""
+    said = "\n".join(texts).lower()
+    missing = [a for a in (view.advisories if view is not None else []) if a.lower() not in said]
+    return [f"{where} leaves out the security fix for {', '.join(missing)}"] if missing else []
+
+
 def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | None = None) -> list[str]:
     problems: list[str] = []
     def denials(where: str, text: str) -> list[str]:
@@ -1040,7 +1061,8 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
             return ["summary is empty"]
         if lang == "zh" and not _has_cjk(value):
             problems.append("summary must be written in Simplified Chinese")
-        return problems + grounds.check_text("summary", value) + denials("summary", value)
+        return (problems + grounds.check_text("summary", value) + denials("summary", value)
+                + _advisory_problems("summary", [value], view))
     if unit == "closing":
         return grounds.check_text("closing", value) + denials("closing", value) if value else []
     if unit == "card":
@@ -1069,4 +1091,6 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
             problems.append(f"{where} cites no pull request of {grounds.span}")
     if unit == "risks" and view is not None:
         problems += _risk_section_problems(value, view)
+    if unit == "recommendations":
+        problems += _advisory_problems("recommendations[0]", [f"{value[0].name}\n{value[0].text}"], view)
     return problems
