@@ -32,6 +32,17 @@ def replace_cache_file(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
+def read_json(path: Path, hint: str):
+    """A JSON file's content; a file that is not JSON is a `UsageError` with `hint`
+    (a missing one raises `OSError` as ever)."""
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{str(path)!r} is not valid JSON ({e})", hint) from None
+
+
 def check_out_folder(out: Path | None) -> None:
     """`--out` names a folder to write into: an existing file there is a bad flag, said
     before any work, not a write that fails at the end."""

@@ -36,7 +36,7 @@ from markupsafe import Markup
 from .config import Settings
 from .errors import UsageError
 from .models import Report
-from .output import check_out_folder, write_atomically
+from .output import check_out_folder, read_json, write_atomically
 from .render import charts
 from .render.html import environment, last_day, page_assets, render_page
 from .stopping import signals_deferred
@@ -238,10 +238,7 @@ def _read_manifest(out: Path) -> dict:
                 "give an empty or new folder, or the folder of an earlier `repobrief site` run",
             )
         return {"version": MANIFEST_VERSION, "repositories": {}}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{str(path)!r} is not valid JSON ({e})", "delete it and run `repobrief site` again for each repository") from None
+    data = read_json(path, "delete it and run `repobrief site` again for each repository")
     if not isinstance(data, dict) or not isinstance(data.get("repositories"), dict):
         raise UsageError(f"{str(path)!r} is not a repobrief site manifest", "delete it and rebuild the site")
     return data
@@ -251,11 +248,7 @@ def _saved_report(path: Path) -> Report:
     """An archived week's report, read back from its JSON to render its page again."""
     from .serialize import report_from_dict
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{str(path)!r} is not valid JSON ({e})",
-                         "delete it, then run `repobrief site` again for that week") from None
+    data = read_json(path, "delete it, then run `repobrief site` again for that week")
     return report_from_dict(data, where=repr(str(path)))
 
 

@@ -14,7 +14,6 @@ targets that sign (Slack's and WeCom's webhook URL is their secret).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -103,15 +102,14 @@ def _with(t: PublishTarget, secret: str | None, link: str | None) -> PublishTarg
 
 def load_report(path: str | Path) -> Report:
     """A `Report` from a REPORT.json written by `repobrief report --format json` (or the site)."""
+    from ..output import read_json
     from ..serialize import report_from_dict
 
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "give the .json file written by `repobrief report --format json`")
     except FileNotFoundError:
         raise UsageError(f"report file {str(path)!r} does not exist", "write one with `repobrief report PATH --format json --out DIR`") from None
     except IsADirectoryError:
         raise UsageError(f"{str(path)!r} is a folder; give the REPORT.json file") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{str(path)!r} is not valid JSON ({e})", "give the .json file written by `repobrief report --format json`") from None
     return report_from_dict(data, where=repr(str(path)))
