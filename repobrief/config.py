@@ -494,8 +494,11 @@ def load_settings(
         raise _located(e, source, from_env, flags) from None
 
 
-# Top-level keys of a team config (`repobrief run --config`), not of repobrief.toml.
-_TEAM_KEYS = frozenset({"repositories", "out", "languages", "executor", "workers", "digest", "ray"})
+def _team_keys() -> set[str]:
+    """Top-level keys of a team config (`repobrief run --config`) that repobrief.toml has not."""
+    from .team import TeamSettings
+
+    return {f.name for f in dataclasses.fields(TeamSettings)} - {f.name for f in dataclasses.fields(Settings)}
 
 
 def _located(e: ConfigError, source: str, from_env: dict[str, str], flags: dict) -> ConfigError:
@@ -511,7 +514,7 @@ def _located(e: ConfigError, source: str, from_env: dict[str, str], flags: dict)
         where = f"set by {from_env.get(option) or from_env[head]}"
     elif source:
         where = f"in {source}"
-        if e.message.startswith("unknown option") and head in _TEAM_KEYS:
+        if e.message.startswith("unknown option") and head in _team_keys():
             hint = f"{source} looks like a team config: run it with `repobrief run --config {source}`"
     else:
         return e
