@@ -545,55 +545,23 @@ class LLMEngine(Engine):
         return PRRequest(number=pr.number, messages=inp.messages, schema=schema, grounds=grounds, cuts=list(inp.cuts), llm=self.llm_settings)
 
     async def _analyze_one(self, client, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRAnalysis:
-        from ..llm.client import UnitFailed
-        from ..llm.extract import ExtractionError, extract_json
-        from ..llm.prompts import retry_message
         from ..llm.schema import PRAnalysisOut
 
         unit = self.pr_request(pr, ctx, hint, diff, week_prs)
         if unit.cuts:
             self.input_cuts[pr.number] = unit.cuts
-        schema, grounds = unit.schema, unit.grounds
-        problems: list[str] = []
-        # An answer is cached only once its unit passed the checks (with the re-ask that
-        # repaired it), so an answer that failed is asked again in the next run. A re-ask
-        # the cache answered that fails (a cache from an older version, an imported batch)
-        # is asked again live rather than replayed as the last word.
-        keep: list = []
-        messages, fresh, attempt = unit.messages, False, 0
-        while True:
-            where: dict = {}
-            try:
-                text = await client.complete(messages, unit.schema_name, schema, where, fresh=fresh, keep=keep, repair=attempt > 0)
-            except UnitFailed as e:
-                reason = f"request failed: {e.reason}"
-                self._fallback(f"pr:{pr.number}", reason, e.kind)
-                return replace(hint, engine="offline", fallback_reason=reason)
-            try:
-                out = PRAnalysisOut.model_validate(extract_json(text))
-                problems = self._ground_pr(out, grounds, self._lang)
-            except ExtractionError as e:
-                problems = [str(e)]
-            except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
-                problems = [f"the answer does not match the schema: {_short_validation(e)}"]
-            if not problems:
-                client.remember(keep)
-                analysis, said = self._merge_pr(pr, hint, out)
-                if said:
-                    self.disagreements[pr.number] = said
-                if not where.get("cached"):  # a cached answer's analysis was stored when it was new
-                    self._to_save.append((analysis, _hash_messages(unit.messages)))
-                return analysis
-            if attempt == 0:
-                attempt = 1
-                messages = unit.messages + [{"role": "assistant", "content": (text or "")[:6000]}, retry_message(problems)]
-            elif where.get("cached") and not fresh:
-                fresh = True
-            else:
-                break
-        reason = "; ".join(problems[:3])
-        self._fallback(f"pr:{pr.number}", reason, "checks")
-        return replace(hint, engine="offline", fallback_reason=reason)
+        asked = await _ask_grounded(client, unit.messages, unit.schema_name, unit.schema, PRAnalysisOut,
+                                    lambda out: self._ground_pr(out, unit.grounds, self._lang), echo=6000)
+        if asked.out is None:
+            reason = f"request failed: {asked.failed.reason}" if asked.failed else "; ".join(asked.problems[:3])
+            self._fallback(f"pr:{pr.number}", reason, asked.failed.kind if asked.failed else "checks")
+            return replace(hint, engine="offline", fallback_reason=reason)
+        analysis, said = self._merge_pr(pr, hint, asked.out)
+        if said:
+            self.disagreements[pr.number] = said
+        if not asked.cached:  # a cached answer's analysis was stored when it was new
+            self._to_save.append((analysis, _hash_messages(unit.messages)))
+        return analysis
 
     @staticmethod
     def _ground_pr(out, grounds, lang: str = "en") -> list[str]:
@@ -769,55 +737,32 @@ class LLMEngine(Engine):
     async def _converse(self, client, messages, schema, grounds, view: FactsView):
         """The composition conversation: the request and, when sections fail, one re-ask
         naming the problems (asked again live if the cache answered it and it fails: see
-        `_analyze_one`). Returns the grounded sections, the problems of the others, and
+        `_ask_grounded`). Returns the grounded sections, the problems of the others, and
         the kind of a request failure (None when the answers came back)."""
-        from ..llm.client import UnitFailed
-        from ..llm.extract import ExtractionError, extract_json
-        from ..llm.prompts import retry_message
         from ..llm.schema import SectionsOut
 
-        good: dict[str, Any] = {}
+        good: dict[str, Any] = {}  # sections that passed, on whichever attempt
         problems_by_unit: dict[str, list[str]] = {}
-        keep: list = []
-        conv, fresh, attempt = messages, False, 0
-        while True:
-            where: dict = {}
-            try:
-                text = await client.complete(conv, "weekly_report", schema, where, fresh=fresh, keep=keep, repair=attempt > 0)
-            except UnitFailed as e:
-                return good, {u: [f"request failed: {e.reason}"] for u in SECTION_UNITS if u not in good}, e.kind
-            try:
-                out = SectionsOut.model_validate(extract_json(text))
-            except ExtractionError as e:
-                problems_by_unit = {u: [str(e)] for u in SECTION_UNITS if u not in good}
-                out = None
-            except Exception as e:  # pydantic.ValidationError
-                problems_by_unit = {u: [f"the answer does not match the schema: {_short_validation(e)}"] for u in SECTION_UNITS if u not in good}
-                out = None
-            if out is not None:
-                problems_by_unit = {}
-                for unit in SECTION_UNITS:
-                    if unit in good:
-                        continue
+
+        def check(out) -> list[str]:
+            problems_by_unit.clear()
+            for unit in SECTION_UNITS:
+                if unit not in good:
                     value = _unit_value(out, unit)
                     probs = _ground_unit(unit, value, grounds, view.lang, view)
                     if probs:
                         problems_by_unit[unit] = probs
                     else:
                         good[unit] = value
-            if not problems_by_unit:
-                client.remember(keep)  # cached only when every section passed
-                return good, {}, None
-            if attempt == 0:
-                attempt = 1
-                conv = messages + [
-                    {"role": "assistant", "content": (text or "")[:12000]},
-                    retry_message([p for ps in problems_by_unit.values() for p in ps]),
-                ]
-            elif where.get("cached") and not fresh:
-                fresh = True
-            else:
-                return good, problems_by_unit, None
+            return [p for ps in problems_by_unit.values() for p in ps]
+
+        asked = await _ask_grounded(client, messages, "weekly_report", schema, SectionsOut, check, echo=12000)
+        if asked.out is not None:
+            return good, {}, None
+        if asked.failed or not asked.parsed:  # no sections to check: every one left fails alike
+            why = [f"request failed: {asked.failed.reason}"] if asked.failed else asked.problems
+            return good, {u: why for u in SECTION_UNITS if u not in good}, asked.failed.kind if asked.failed else None
+        return good, problems_by_unit, None
 
     # ------------------------------------------------------------ accounting
 
@@ -963,6 +908,58 @@ def _quoted_refs(pr: PullRequest) -> set[int]:
 
 def _hash_messages(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class _Asked:
+    """How asking for one unit ended: `out`, the answer that passed; else its last problems,
+    whether that last answer parsed, or the request failure that ended it."""
+
+    out: Any = None
+    cached: bool = False  # the answer that passed came from the cache
+    problems: list[str] = field(default_factory=list)
+    parsed: bool = False
+    failed: Any = None  # llm.client.UnitFailed
+
+
+async def _ask_grounded(client, messages: list[dict], name: str, schema: dict, model, check: Callable[[Any], list[str]],
+                        *, echo: int) -> _Asked:
+    """Ask for a unit and `check` the answer (parsed into the pydantic `model`); re-ask once
+    with the problems, echoing `echo` characters of the answer. An answer is cached only
+    once it passed (with the re-ask that repaired it), so an answer that failed is asked
+    again in the next run; a re-ask the cache answered that fails (a cache from an older
+    version, an imported batch) is asked again live rather than replayed as the last word."""
+    from ..llm.client import UnitFailed
+    from ..llm.extract import ExtractionError, extract_json
+    from ..llm.prompts import retry_message
+
+    keep: list = []
+    conv, fresh, attempt = messages, False, 0
+    while True:
+        where: dict = {}
+        try:
+            text = await client.complete(conv, name, schema, where, fresh=fresh, keep=keep, repair=attempt > 0)
+        except UnitFailed as e:
+            return _Asked(failed=e)
+        parsed = False
+        try:
+            out = model.model_validate(extract_json(text))
+        except ExtractionError as e:
+            problems = [str(e)]
+        except Exception as e:  # pydantic.ValidationError, kept lazy to avoid the import
+            problems = [f"the answer does not match the schema: {_short_validation(e)}"]
+        else:
+            parsed, problems = True, check(out)
+        if not problems:
+            client.remember(keep)
+            return _Asked(out=out, cached=bool(where.get("cached")))
+        if attempt == 0:
+            attempt = 1
+            conv = messages + [{"role": "assistant", "content": (text or "")[:echo]}, retry_message(problems)]
+        elif where.get("cached") and not fresh:
+            fresh = True
+        else:
+            return _Asked(problems=problems, parsed=parsed)
 
 
 def _short_validation(e: Exception) -> str:
