@@ -396,6 +396,7 @@ class Grounds:
     # the statistics a count of that kind may equal; a kind not listed is checked against `counts`
     kinds: dict[str, set[float]] = field(default_factory=dict)
     span: str = "this week"  # how the retry messages name the report's span (`prompts.period_span`)
+    previous_span: str = "the previous week"  # and the span before it (`prompts.previous_span`)
     # what a number stated as the span's total ("total"), the previous span's ("previous")
     # or their difference ("delta") must be (`_tie`); a tie not listed is not checked
     ties: dict[str, set[float]] = field(default_factory=dict)
@@ -419,10 +420,6 @@ class Grounds:
                     if round(p, places) == round(v, places):
                         return True
         return False
-
-    @property
-    def previous_span(self) -> str:
-        return {"this week": "the previous week", "this day": "the day before"}.get(self.span, "the previous period")
 
     def _topic_figures(self, sentence: str) -> set[float]:
         """The figures of the themes, modules and types `sentence` names."""

@@ -46,6 +46,11 @@ def period_span(days: int | None) -> str:
     return "this week" if days is None else "this day" if days == 1 else "this period"
 
 
+def previous_span(days: int | None) -> str:
+    """The span before it, as the retry messages name it."""
+    return "the previous week" if days is None else "the day before" if days == 1 else "the previous period"
+
+
 def schema_for(schema: dict, days: int | None) -> dict:
     """An answer schema whose descriptions speak of the report's span (they are written
     for a week: "this week", "the weekly report")."""
