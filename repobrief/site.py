@@ -105,15 +105,14 @@ def build_site(
     nothing is written before every week is built); `written` once the files are in
     place, even when a stop (Ctrl-C, SIGTERM) that came during the write is raised
     right after it."""
-    from .window import parse_timezone, parse_week, refuse_unstarted
+    from .window import WEEK_FORMS, parse_timezone, refuse_empty, week_or_last
 
     if generate is None:
         # Every week from one read of the history, not one read per week.
         from .pipeline import generate_reports
 
         generate = generate_reports
-    if until_week is not None and not until_week.strip():
-        raise UsageError("--until-week is empty; give an ISO week such as 2026-W26, or leave it out for the last complete week")
+    refuse_empty("--until-week", until_week, WEEK_FORMS)
     out = Path(out)
     check_out_folder(out)
     manifest = _read_manifest(out)
@@ -126,8 +125,7 @@ def build_site(
         )
     settings = _in_site_timezone(settings, out, manifest)
     tz = parse_timezone(settings.timezone)
-    last = parse_week(until_week or "last", tz, now, "--until-week")
-    refuse_unstarted(last, now or datetime.now(tz), "--until-week", until_week or "last")
+    last = week_or_last(until_week, tz, now or datetime.now(tz), "--until-week")
     windows = week_windows(last, weeks)
 
     reports: list[Report] = []

@@ -137,9 +137,7 @@ def resolve_window(
     """The CLI's rules: `--week`, or `--since`/`--until`, default the last complete week;
     a period that has not started is refused (it would read as one with nothing merged)."""
     for option, value in (("--week", week), ("--since", since), ("--until", until)):
-        if value is not None and not value.strip():  # an unset shell variable, say
-            raise UsageError(f"{option} is empty", f"give {option} a value ({WEEK_FORMS if option == '--week' else 'YYYY-MM-DD'}), "
-                                                   "or leave the flag out for its default")
+        refuse_empty(option, value, WEEK_FORMS if option == "--week" else "YYYY-MM-DD")
     if week and (since or until):
         raise UsageError("give either --week or --since/--until, not both")
     now = (now or datetime.now(tz)).astimezone(tz)
@@ -150,8 +148,20 @@ def resolve_window(
             raise UsageError(f"--since {since} is in the future (today is {now.date().isoformat()})",
                              "give a start date up to today")
         return date_range_window(since, until or now.date().isoformat(), tz)
-    window = parse_week(week or "last", tz, now)
-    refuse_unstarted(window, now, "--week", week or "last")
+    return week_or_last(week, tz, now, "--week")
+
+
+def refuse_empty(option: str, value: str | None, forms: str | None = None) -> None:
+    """A flag given an empty value (an unset shell variable, say) is an error, not its default."""
+    if value is not None and not value.strip():
+        raise UsageError(f"{option} is empty",
+                         f"give {option} a value{f' ({forms})' if forms else ''}, or leave the flag out for its default")
+
+
+def week_or_last(text: str | None, tz: tzinfo, now: datetime, option: str) -> Window:
+    """The week `option` names, by default the last complete one; one that has not started is refused."""
+    window = parse_week(text or "last", tz, now, option)
+    refuse_unstarted(window, now, option, text or "last")
     return window
 
 
@@ -168,6 +178,8 @@ def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -
     """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …), up to the
     week in progress: a week that has not started would be reported as one with nothing
     merged."""
+    refuse_empty("--from", first, WEEK_FORMS)
+    refuse_empty("--to", last, WEEK_FORMS)
     now = (now or datetime.now(tz)).astimezone(tz)
     a, b = parse_week(first, tz, now, "--from"), parse_week(last, tz, now, "--to")
     if b.start < a.start:

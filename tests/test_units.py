@@ -152,6 +152,9 @@ def test_a_period_that_has_not_started_or_an_empty_flag_is_refused():
     with pytest.raises(UsageError) as e:
         week_range("this", "last", sh, now)
     assert e.value.hint == "--to is the last complete week unless given: add --to this for the week in progress"
+    for first, last, message in (("", "last", "--from is empty"), ("2026-W01", " ", "--to is empty")):
+        with pytest.raises(UsageError, match=message):
+            week_range(first, last, sh, now)
 
 
 def test_config_file_env_and_flags(tmp_path):

@@ -43,12 +43,11 @@ def load_cli_settings(
     anything is read or opened."""
     from ..config import load_settings
     from ..pipeline import resolve_target
-    from ..window import parse_timezone
+    from ..window import parse_timezone, refuse_empty
 
     for option, value in (("--name", name), ("--tz", tz), ("--engine", engine), ("--db", db), ("--github-url", github_url),
                           ("--llm-model", (llm or {}).get("model"))):
-        if value is not None and not value.strip():  # an unset shell variable, say: not the default
-            raise UsageError(f"{option} is empty", f"give {option} a value, or leave the flag out for its default")
+        refuse_empty(option, value)
     kind, location = resolve_target(target, source)
     lang, engine = (None if v is None else v.strip().lower() for v in (lang, engine))  # `--lang EN` as `en`
     if lang is not None and lang not in LANGUAGES:
