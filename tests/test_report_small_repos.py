@@ -379,3 +379,23 @@ def test_modules_removed_or_moved_are_a_risk_to_code_that_imports_them(tmp_path)
     (risk_zh,) = [i["text"] for i in zh["sections"]["risks"]["items"] if i["name"] == "模块被删除或移动"]
     assert "删除了acme.trainer.main_sync" in risk_zh and "acme.utils.chat移至acme.utils.tokenizer.chat" in risk_zh
     assert "该PR删除了模块acme.trainer.main_sync，导入它的代码在升级后会失败。" in json.dumps(zh["sections"], ensure_ascii=False)
+
+
+def test_many_modules_removed_are_counted_per_pr(tmp_path):
+    """A PR removing a whole subsystem is summed up (how many modules, two of them), so the
+    risk stays readable; the recommendation lists three and counts the rest."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {
+        **{f"acme/vla/m{i}.py": b.lines(10) for i in range(7)}, "acme/utils/old.py": b.lines(10)})
+    b.commit("[repo] refactor: move vla to its own repository (#10)", "2026-01-13T09:00:00+00:00",
+             {f"acme/vla/m{i}.py": None for i in range(7)})
+    b.commit("[misc] chore: remove an old helper (#11)", "2026-01-14T09:00:00+00:00", {"acme/utils/old.py": None})
+    en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
+    (risk,) = [i["text"] for i in en["sections"]["risks"]["items"] if i["name"] == "Removed or moved modules"]
+    assert "(#10: 7 modules, among them acme.vla.m0 and acme.vla.m1; #11: acme.utils.old removed)" in risk
+    (rec,) = [i["text"] for i in en["sections"]["recommendations"]["items"] if i["name"] == "Update imports before upgrading"]
+    assert "stop importing acme.vla.m0, acme.vla.m1, acme.vla.m2 and 5 more (#10, #11)" in rec
+    (risk_zh,) = [i["text"] for i in zh["sections"]["risks"]["items"] if i["name"] == "模块被删除或移动"]
+    assert "（#10：7个模块，包括acme.vla.m0和acme.vla.m1；#11：删除了acme.utils.old）" in risk_zh
+    (rec_zh,) = [i["text"] for i in zh["sections"]["recommendations"]["items"] if i["name"] == "升级前更新导入"]
+    assert "停止导入acme.vla.m0、acme.vla.m1、acme.vla.m2等8个模块（#10、#11）" in rec_zh

@@ -159,7 +159,7 @@ def module_changes(pr: PullRequest, packages: frozenset[str]) -> list[str]:
     shown = sorted(m for m in gone if not any(m.startswith(p + ".") for p in packages_gone))
     ev = [f"module moved: {m} -> {moved[m]}" if m in moved else f"module removed: {m}" for m in shown[:6]]
     if len(shown) > 6:
-        ev.append(f"{len(shown) - 6} more modules removed or moved")
+        ev.append(f"{len(shown) - 6} more module{'s' * (len(shown) > 7)} removed or moved")
     return ev
 
 

@@ -486,19 +486,31 @@ _RENAMED = re.compile(r"^config key renamed (\S+) -> (\S+) in (\S+)$")
 _REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
 _REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
 _MODULE = re.compile(r"^module (?:removed: (\S+)|moved: (\S+) -> (\S+))$")
-_MODULES_MORE = re.compile(r"^(\d+) more modules")
+_MODULES_MORE = re.compile(r"^(\d+) more modules? removed or moved$")
+
+
+def _modules_gone(risks: list[Risk]) -> tuple[list[re.Match], int]:
+    """What `module_removed` risks name: each module's evidence, and how many more they count."""
+    found, hidden = [], 0
+    for r in risks:
+        for e in r.evidence if r.kind == "module_removed" else ():
+            if m := _MODULE.match(e):
+                found.append(m)
+            elif m := _MODULES_MORE.match(e):
+                hidden += int(m[1])
+    return found, hidden
 
 
 def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, int, str]:
     """The import paths `module_removed` risks say are gone, as a list; how many; and
     whether they were "moved", "removed" or "both"."""
-    found = [m for r in risks if r.kind == "module_removed" for e in r.evidence if (m := _MODULE.match(e))]
+    found, hidden = _modules_gone(risks)
     names = [m[1] or m[2] for m in found]
-    more = len(names) - limit + sum(int(m[1]) for r in risks if r.kind == "module_removed"
-                                    for e in r.evidence if (m := _MODULES_MORE.match(e)))
-    shown = cat.join(names[:limit]) + (cat.t("risk_text.more_modules", count=more, total=limit + more) if more > 0 else "")
-    moved, removed = any(m[2] for m in found), any(m[1] for m in found) or more > 0
-    return shown, len(names) + max(more, 0), "both" if moved and removed else "moved" if moved else "removed"
+    more = hidden + max(0, len(names) - limit)
+    shown = (cat.t("list.sep").join(names[:limit]) + cat.t("risk_text.more_modules", count=more, total=len(names[:limit]) + more)
+             if more else cat.join(names))
+    moved, removed = any(m[2] for m in found), any(m[1] for m in found) or hidden > 0
+    return shown, len(names) + hidden, "both" if moved and removed else "moved" if moved else "removed"
 
 
 def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
@@ -519,15 +531,19 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
             elif m := _REMOVED_FILE.match(e):
                 out.append(cat.t("detail.removed_file", file=m[1]))
         return sep.join(out) or cat.join(_gists(facts, r.prs))
-    if r.kind == "module_removed":  # evidence of several PRs: six modules, then how many more
-        out, more = [], 0
-        for e in r.evidence:
-            if (m := _MODULE.match(e)) and len(out) < 6:
-                out.append(cat.t("detail.module_removed", module=m[1]) if m[1] else
-                           cat.t("detail.module_moved", old=m[2], new=m[3]))
+    if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
+        parts = []
+        for n in r.prs[:3]:
+            found, hidden = _modules_gone(facts.analyses[n].risks) if n in facts.analyses else ([], 0)
+            if len(found) + hidden > 3:
+                text = cat.t("detail.modules_many", count=len(found) + hidden, modules=cat.join([m[1] or m[2] for m in found[:2]]))
             else:
-                more += int(n[1]) if (n := _MODULES_MORE.match(e)) else 1
-        return sep.join(out + ([cat.t("detail.modules_more", count=more)] if more else []))
+                removed = [m[1] for m in found if m[1]]
+                text = cat.join([cat.t("detail.module_removed", module=cat.join(removed)) if removed else ""]
+                                + [cat.t("detail.module_moved", old=m[2], new=m[3]) for m in found if m[2]])
+            if text:
+                parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
+        return sep.join(parts)
     if r.kind == "core_path":
         core = tuple(facts.stats.get("core_paths", []))
         parts = []
@@ -598,7 +614,8 @@ def recommendations(facts: WeekFacts) -> list[Item]:
                       for e in kinds.get("config_change", Risk("", "", [], [])).evidence)
         add(1, "migration" if renamed else "migration_behaviour", prs)
     if "module_removed" in kinds:
-        modules, _, how = _old_modules(cat, [kinds["module_removed"]])
+        modules, _, how = _old_modules(cat, [r for n in kinds["module_removed"].prs if n in facts.analyses
+                                             for r in facts.analyses[n].risks])
         add(1, f"imports_{how}", kinds["module_removed"].prs, modules=modules)
     for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
                             ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
