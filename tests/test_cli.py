@@ -162,7 +162,7 @@ def test_name_from_origin_and_output_files(small_repo, tmp_path):
     md = (out / "acme__proj-2026-W10.en.md").read_text(encoding="utf-8")
     assert md.startswith("# acme/proj weekly report, 2026 week 10")
     # Untrusted title text is inert in Markdown: no raw HTML, no link, no broken table.
-    assert "<b>" not in md and not re.search(r"(?<!\\)\]\(javascript", md) and "&lt;b&gt;" in md
+    assert "<b>" not in md and not re.search(r"(?<!\\)\]\(javascript", md) and "&lt;b>" in md
     assert "1 PR " in md or "1 PR)" in md or "1 PR," in md
     assert "https://github.com/acme/proj/pull/1" in (out / "acme__proj-2026-W10.en.json").read_text(encoding="utf-8")
     assert "wrote" in err and "acme/proj 2026-W10: 1 PR merged, 1 with importance ≥ 5, 0 risks; engine offline" in err

@@ -245,11 +245,12 @@ def test_a_pyproject_whose_tool_entry_is_not_a_table(tmp_path):
 def test_markdown_escaping_is_inert():
     assert md_text("a | b\nc") == "a \\| b c"
     assert md_text("[click](javascript:alert(1))") == "\\[click\\](javascript:alert(1))"
-    assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)>"
+    assert md_text("Update werkzeug to >=2.3.3") == "Update werkzeug to >=2.3.3"  # no &gt; in the text a reader sees
     assert md_text("use_remove_padding=False") == "use_remove_padding=False"  # identifiers stay readable
     assert md_text("*bold* _em_") == "\\*bold\\* \\_em\\_"
     assert md_text("odd ` tick") == "odd \\` tick" and md_text("`code`") == "`code`"
-    assert md_line("# not a heading") == "\\# not a heading"
+    assert md_line("# not a heading") == "\\# not a heading" and md_line("> not a quote") == "\\> not a quote"
 
 
 def test_markdown_code_spans_and_entities_show_as_written():

@@ -33,14 +33,16 @@ def md_text(text: str, *, cell: bool = False) -> str:
         part = _MD_SPECIAL.sub(r"\\\1", part)
         part = _MD_UNDERSCORE.sub(r"\\_", part)
         part = _MD_ENTITY.sub(r"\\&", part)
-        parts[i] = part.replace("<", "&lt;").replace(">", "&gt;").replace("`", "\\`")
+        # `<` starts raw HTML and autolinks; `>` only quotes at a line's start (`md_line`),
+        # so "werkzeug>=2.3.3" stays as written.
+        parts[i] = part.replace("<", "&lt;").replace("`", "\\`")
     return "".join(parts)
 
 
 def md_line(text: str) -> str:
-    """`md_text` for text that starts a line, where `#`, `-` or `1.` would start a block."""
+    """`md_text` for text that starts a line, where `#`, `-`, `>` or `1.` would start a block."""
     text = md_text(text)
-    return "\\" + text if text[:1] in ("#", "-", "+", "=") or re.match(r"\d+[.)]\s", text) else text
+    return "\\" + text if text[:1] in ("#", "-", "+", "=", ">") or re.match(r"\d+[.)]\s", text) else text
 
 
 def md_cell(text: str) -> str:
