@@ -399,3 +399,20 @@ def test_many_modules_removed_are_counted_per_pr(tmp_path):
     assert "（#10：7个模块，包括acme.vla.m0和acme.vla.m1；#11：删除了acme.utils.old）" in risk_zh
     (rec_zh,) = [i["text"] for i in zh["sections"]["recommendations"]["items"] if i["name"] == "升级前更新导入"]
     assert "停止导入acme.vla.m0、acme.vla.m1、acme.vla.m2等8个模块（#10、#11）" in rec_zh
+
+
+def test_ci_bumps_are_no_notable_change_beside_a_change_to_the_code(tmp_path):
+    """'The most notable changes' of a quiet week named Dependabot's CI bumps next to the one
+    change to the code; they are the week's CI trend, not its news. A week of nothing
+    else still names them."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), ".github/workflows/ci.yml": b.lines(5)})
+    for n, day in ((10, 12), (11, 13)):
+        b.commit(f"Bump actions/checkout from 3.{n} to 3.{n + 1} (#{n})", f"2026-01-{day}T09:00:00+00:00",
+                 {".github/workflows/ci.yml": b.lines(5)})
+    quiet = _report(b.path, "2026-W03")["sections"]["summary"]["text"]
+    assert "The most notable changes: Bump actions/checkout" in quiet
+    b.commit("fix: keep the session cookie (#12)", "2026-01-14T09:00:00+00:00", {"src/app.py": b.lines(3)})
+    summary = _report(b.path, "2026-W03")["sections"]["summary"]["text"]
+    assert "The most notable change: Keep the session cookie (#12)" in summary and "Bump" not in summary
+    assert "merged 3 PRs (none the week before)" in summary

@@ -244,7 +244,7 @@ def _delta(facts: WeekFacts) -> str:
     if wow["previous"] is None:
         return period_t(facts, "summary.delta_none")
     if base["max_merged_prs"] == 0 and n:  # a first PR after quiet weeks is no record: say they were quiet
-        return period_t(facts, "summary.delta_none_before", weeks=base["weeks"])
+        return period_t(facts, "summary.delta_none_before" + "_one" * (base["weeks"] == 1), weeks=base["weeks"])
     if base["weeks"] >= 4 and base["max_merged_prs"] is not None and n > base["max_merged_prs"]:
         return period_t(facts, "summary.delta_record", weeks=base["weeks"] + 1)
     d = wow["delta"]
@@ -293,8 +293,11 @@ def summary(facts: WeekFacts) -> str:
     if areas:
         parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()
-    # A release PR is said above; a breaking one below.
-    notable = [p for p in ranked if not facts.analyses[p.number].breaking and not release_version(p.title)][:3]
+    # A release PR is said above; a breaking one below. Docs, tests or CI alone (a routine
+    # bump of a CI action) are notable only above the threshold, or when nothing else is.
+    candidates = [p for p in ranked if not facts.analyses[p.number].breaking and not release_version(p.title)]
+    notable = ([p for p in candidates if not _minor_only(facts.analyses[p.number])
+                or facts.analyses[p.number].importance >= facts.settings.threshold] or candidates)[:3]
     breaking = [p for p in ranked if facts.analyses[p.number].breaking]
     used: set[str] = set()
     changes = [
@@ -321,6 +324,11 @@ def summary(facts: WeekFacts) -> str:
     if top is not None:
         parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{top.title.lower()} ({cat.prs(top.prs[:3])})"))
     return ("" if cat.lang == "zh" else " ").join(parts)
+
+
+def _minor_only(a) -> bool:
+    """Every file of the PR is docs, tests, CI or examples (or its type is docs/style)."""
+    return any(r.code == "minor_only" for r in a.importance_reasons)
 
 
 def key_changes(facts: WeekFacts) -> list[Item]:
@@ -366,7 +374,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        elif not p.reverts and not any(r.code == "minor_only" for r in a.importance_reasons):  # docs, tests, CI, a revert
+        elif not p.reverts and not _minor_only(a):  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
         if p.reverts:
             sentences.append(_reverts(facts, p))
@@ -408,7 +416,7 @@ def trends(facts: WeekFacts) -> list[Item]:
         if t.history_weeks == 0:
             comparison = period_t(facts, "trends.compare_short")
         elif not t.baseline_mean:  # none in any earlier week: a count of 1 is no record
-            comparison = period_t(facts, "trends.none_before", weeks=t.history_weeks)
+            comparison = period_t(facts, "trends.none_before" + "_one" * (t.history_weeks == 1), weeks=t.history_weeks)
         elif _is_record(t):
             comparison = period_t(facts, "trends.record", weeks=t.history_weeks + 1)
         else:
