@@ -168,9 +168,9 @@ def _advisories(facts: WeekFacts) -> list[str]:
 
 
 def _advisory_fixes(facts: WeekFacts) -> list[tuple[str, int | None, str]]:
-    """(advisory id, PR number or None, commit) of each fix of the period."""
+    """(advisory id, PR number, "") of each fix by a PR, (id, None, commit) of each direct one."""
     out = [(_advisory_id(a), None, c.sha[:7]) for c in facts.direct_commits for a in _ADVISORY.findall(c.subject)]
-    return out + [(_advisory_id(a), p.number, p.sha or "") for p in facts.prs if p.number not in facts.reverted_by
+    return out + [(_advisory_id(a), p.number, "") for p in facts.prs if p.number not in facts.reverted_by
                   for a in _ADVISORY.findall(p.title)]
 
 
@@ -551,7 +551,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
                                 + [cat.t("detail.module_moved", old=m[2], new=m[3]) for m in found if m[2]])
             if text:
                 parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
-        return sep.join(parts)
+        return sep.join(parts) or cat.join(_gists(facts, r.prs))  # a model's own evidence: the PRs' gists
     if r.kind == "core_path":
         core = tuple(facts.stats.get("core_paths", []))
         parts = []
