@@ -416,3 +416,32 @@ def test_ci_bumps_are_no_notable_change_beside_a_change_to_the_code(tmp_path):
     summary = _report(b.path, "2026-W03")["sections"]["summary"]["text"]
     assert "The most notable change: Keep the session cookie (#12)" in summary and "Bump" not in summary
     assert "merged 3 PRs (none the week before)" in summary
+
+
+def test_a_module_risk_in_a_models_own_words_is_still_written_whole(tmp_path):
+    """With the llm engine a model that keeps the module risk writes its own evidence. The
+    offline composer, which writes any section the model's answer could not, then names
+    the PR's gist instead of the modules, and leaves out what needs the module names."""
+    from repobrief.config import load_settings
+    from repobrief.engines.offline import OfflineEngine
+    from repobrief.pipeline import generate_report, render_report
+    from repobrief.window import parse_timezone, parse_week
+
+    class ModelWorded(OfflineEngine):
+        def analyze_all(self, prs, ctx):
+            out = super().analyze_all(prs, ctx)
+            for a in out.values():
+                for r in a.risks:
+                    if r.kind == "module_removed":
+                        r.evidence = ["drops the synchronous trainer's entry point"]
+            return out
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/trainer/main_sync.py": b.lines(60)})
+    b.commit("[trainer] feat: one trainer for sync and async (#10)", "2026-01-13T09:00:00+00:00",
+             {"acme/trainer/main_sync.py": None, "acme/trainer/main.py": b.lines(80)})
+    settings = load_settings(b.path, env={}, overrides={"name": "acme/young", "language": "en"})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W03", parse_timezone("UTC")), engine=ModelWorded(settings))
+    md = render_report(rep, "md")
+    assert "**Removed or moved modules**: #10: Python modules removed or moved (One trainer for sync and async)." in md
+    assert "It removes the module" not in md and "Update imports" not in md and "()" not in md

@@ -362,8 +362,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.opt_in"))
         elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
             sentences.append(cat.t("key_change.config_removed"))
-        elif any(r.kind == "module_removed" for r in a.risks):
-            modules, count, how = _old_modules(cat, a.risks)
+        elif (gone := _old_modules(cat, a.risks))[1]:  # the detector's evidence names them
+            modules, count, how = gone
             key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
             sentences.append(cat.t(f"key_change.{key}", modules=modules))
         elif release := release_version(p.title):
@@ -622,9 +622,10 @@ def recommendations(facts: WeekFacts) -> list[Item]:
                       for e in kinds.get("config_change", Risk("", "", [], [])).evidence)
         add(1, "migration" if renamed else "migration_behaviour", prs)
     if "module_removed" in kinds:
-        modules, _, how = _old_modules(cat, [r for n in kinds["module_removed"].prs if n in facts.analyses
-                                             for r in facts.analyses[n].risks])
-        add(1, f"imports_{how}", kinds["module_removed"].prs, modules=modules)
+        modules, count, how = _old_modules(cat, [r for n in kinds["module_removed"].prs if n in facts.analyses
+                                                 for r in facts.analyses[n].risks])
+        if count:
+            add(1, f"imports_{how}", kinds["module_removed"].prs, modules=modules)
     for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
                             ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
                             ("unresolved_threads", "unresolved", 4)):
