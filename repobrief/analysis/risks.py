@@ -111,6 +111,7 @@ def _packages(project: str, core_paths: tuple[str, ...]) -> frozenset[str]:
     return frozenset(t for t in tops if t.isidentifier())
 
 
+@lru_cache(maxsize=1 << 12)
 def _module_name(path: str, packages: frozenset[str]) -> str | None:
     """`verl/utils/tokenizer.py` → `verl.utils.tokenizer` (a package's `__init__.py` → the
     package), for a module of `packages` that code elsewhere may import: not a test,
@@ -130,7 +131,7 @@ def module_changes(pr: PullRequest, packages: frozenset[str]) -> list[str]:
     path fail after it. A module deleted beside one of the same name added elsewhere is
     read as moved (`--no-renames` shows a move with edits as both); a removed package
     stands for the modules under it. At most six, then how many more."""
-    if not packages:
+    if not packages or not any(f.status == "D" or f.status == "R" for f in pr.files):  # most PRs
         return []
     gone: dict[str, str] = {}  # module -> path, removed or moved away
     moved: dict[str, str] = {}  # module -> its new module, when known
