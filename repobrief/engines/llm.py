@@ -102,7 +102,7 @@ class FactsView:
     days: int | None = None  # a date range's length; None: an ISO week
     # What the offline summary says of releases and security fixes (sentences in the
     # report's language), and the advisories the summary must name.
-    releases: list[str] = field(default_factory=list)
+    release_notes: list[str] = field(default_factory=list)
     advisories: list[str] = field(default_factory=list)
 
     def count_kinds(self) -> dict[str, set[float]]:
@@ -258,11 +258,11 @@ def facts_view(facts: Any) -> FactsView:
     extra.add(float(((stats.get("baseline") or {}).get("weeks") or 0) + 1))
     from ..aggregate import WeekFacts as Facts  # what the pipeline gives; tests may give less
 
-    releases, advisories = [], []
+    notes, advisories = [], []
     if isinstance(facts, Facts):
         from ..compose import advisory_ids, release_notes
 
-        releases, advisories = release_notes(facts), advisory_ids(facts)
+        notes, advisories = release_notes(facts), advisory_ids(facts)
     return FactsView(
         repository=getattr(facts, "repository", ""),
         week=str(week),
@@ -276,7 +276,7 @@ def facts_view(facts: Any) -> FactsView:
         analyses=dict(getattr(facts, "analyses", {}) or {}),
         extra_numbers=extra,
         days=_days(window),
-        releases=releases,
+        release_notes=notes,
         advisories=advisories,
     )
 

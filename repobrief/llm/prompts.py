@@ -338,8 +338,8 @@ def build_compose_input(view, lang: str, schema: dict, max_prs: int = 40) -> lis
         "themes": view.themes,
         "risks": view.risks,
     }
-    if view.releases:  # as the offline summary words them: versions downstream teams pin to
-        facts["releases_and_security_fixes"] = view.releases
+    if view.release_notes:  # as the offline summary words them: versions downstream teams pin to
+        facts["releases_and_security_fixes"] = view.release_notes
     span = (f"week {view.week} ({view.first_day} to {view.last_day})" if days is None
             else f"{view.first_day} to {view.last_day} ({days} days, not an ISO week)")
     user = (
