@@ -445,3 +445,22 @@ def test_a_module_risk_in_a_models_own_words_is_still_written_whole(tmp_path):
     md = render_report(rep, "md")
     assert "**Removed or moved modules**: #10: Python modules removed or moved (One trainer for sync and async)." in md
     assert "It removes the module" not in md and "Update imports" not in md and "()" not in md
+
+
+def test_the_cards_risks_of_one_pr_share_a_line(tmp_path):
+    """The card has room for three risk lines: risks of the same PRs share one, so the
+    three lines are three concerns, not one PR three times."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/old/engine.py": b.lines(50), "acme/app.py": b.lines(20),
+                                                       "requirements.txt": "torch==2.1\n"})
+    b.commit("[engine] refactor: drop the old engine (#10)", "2026-01-13T09:00:00+00:00", {"acme/old/engine.py": None})
+    b.commit("[deps] chore: pin torch (#11)", "2026-01-14T09:00:00+00:00", {"requirements.txt": "torch==2.4\n"})
+    d = _report(b.path, "2026-W03")
+    assert {r["kind"] for r in d["pull_requests"][0]["risks"] + d["pull_requests"][1]["risks"]} >= {
+        "module_removed", "missing_tests", "dependency_change"}
+    lines = d["card"]["risks"]
+    (ten,) = [line for line in lines if line.endswith(": #10")]
+    assert "removed or moved modules" in ten.lower() and "changes without tests" in ten.lower(), lines
+    assert any(line == "Dependency and image changes: #11" for line in lines), lines
+    zh = _report(b.path, "2026-W03", "zh")["card"]["risks"]
+    assert any("模块被删除或移动" in line and "缺少测试" in line and line.endswith("：#10") for line in zh), zh

@@ -666,9 +666,18 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         highlights.append(f"{line}（#{p.number}）" if cat.lang == "zh" else f"{line} (#{p.number})")
     if not highlights:
         highlights = [period_t(facts, "card.no_changes")]
-    risks = []
-    for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity])[:3]:
-        risks.append(f"{r.title}：{cat.prs(r.prs[:3])}" if cat.lang == "zh" else f"{r.title}: {cat.prs(r.prs[:3])}")
+    # The top risks, one line each; risks of the same PRs share a line ("Large changes in
+    # core paths and very large PRs: #6710"), so three lines are three concerns.
+    lines: dict[tuple[int, ...], list[str]] = {}
+    for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity]):
+        key = tuple(r.prs[:3])
+        if key not in lines and len(lines) == 3:
+            continue
+        titles = lines.setdefault(key, [])
+        later = titles and cat.lang == "en" and r.title[1:2].islower()  # "very large PRs"; "CI churn" as it is
+        titles.append(r.title[:1].lower() + r.title[1:] if later else r.title)
+    risks = [f"{cat.join(titles)}：{cat.prs(list(prs))}" if cat.lang == "zh" else f"{cat.join(titles)}: {cat.prs(list(prs))}"
+             for prs, titles in lines.items()]
     if not risks:
         risks = [period_t(facts, "card.no_risks")]
     w = facts.window
