@@ -37,7 +37,7 @@ class FileChange:
     added: int | None = 0
     deleted: int | None = 0
     status: str = "M"  # "A" created, "D" deleted, "M" modified, "R" moved unchanged (a clone; GitHub's renames are "M")
-    previous: str | None = None  # where an "R" file was moved from
+    previous: str | None = None  # where the file was moved from: "R" (a clone), or "M" (a rename on GitHub)
 
     @property
     def lines(self) -> int:

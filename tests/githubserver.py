@@ -412,7 +412,8 @@ class FakeGitHub:
 
     def _answer(self, index: int, entry: LoggedRequest, path: str, headers: dict[str, str], body: bytes):
         expected = "/api/graphql" if self.enterprise else "/graphql"
-        if path != expected:
+        rest = _REST_FILES.match(path)
+        if path != expected and not (rest and bool(rest["v3"]) == self.enterprise):
             return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
         if self.fail_from and index >= self.fail_from[0]:
             self.down = self.fail_from[1]
@@ -454,6 +455,8 @@ class FakeGitHub:
                 }
             if fault.kind == "graphql_rate_limited":
                 self.set_budget(0, fault.seconds)
+        if rest:
+            return self._rest_files(entry, rest, base_headers, scopes)
         request = json.loads(body or b"{}")
         query, variables = request.get("query", ""), request.get("variables") or {}
         entry.variables = variables
@@ -478,6 +481,27 @@ class FakeGitHub:
         if result.errors:
             payload["errors"] = [_format_error(e) for e in result.errors]
         return 200, {**base_headers, **self._rate_headers()}, payload
+
+
+    def _rest_files(self, entry: LoggedRequest, m: re.Match, headers: dict[str, str], scopes: list[str]):
+        """REST's list of a PR's files, with a renamed file's `previous_filename`."""
+        entry.operation = "rest:pulls/files"
+        query = dict(p.split("=", 1) for p in (m["query"] or "").split("&") if "=" in p)
+        per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
+        repo = self.repos.get(m["repo"])
+        readable = repo is not None and (not repo.private or "repo" in scopes)
+        pr = repo.prs.get(int(m["number"])) if readable else None
+        if pr is None:
+            return 404, headers, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+        status = {"ADDED": "added", "DELETED": "removed", "RENAMED": "renamed"}
+        files = [{"filename": f["path"], "status": status.get(f["changeType"], "modified"), "additions": f["additions"],
+                  "deletions": f["deletions"], **({"previous_filename": f["previous"]} if f.get("previous") else {})}
+                 for f in pr.files]
+        return 200, headers, files[(page - 1) * per_page : page * per_page]
+
+
+# GET /repos/OWNER/NAME/pulls/N/files?per_page=…&page=… (REST: the one call repobrief makes)
+_REST_FILES = re.compile(r"^(?P<v3>/api/v3)?/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)/files(?:\?(?P<query>.*))?$")
 
 
 def _format_error(e: GraphQLError) -> dict:

@@ -170,3 +170,40 @@ def test_a_closing_issue_the_token_may_not_read_is_left_out_with_a_warning(tmp_p
         assert store.get_pull_request(REPO, prs[3].number).linked_issues == [11]
         assert f.warnings == [f"GitHub withheld closingIssuesReferences of #{prs[3].number} "
                               "(Resource not accessible by personal access token); the rest of it is kept"]
+
+
+def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_path):
+    """GraphQL lists a renamed file at its new path only; code that imports the old path
+    breaks, so for a PR that renames Python files the REST list of its files (paged, 100 a
+    page) gives the old path. PRs renaming nothing else, or only docs, cost no request."""
+    from repobrief.analysis.risks import module_changes
+    from repobrief.github.sync import sync_repository
+    from repobrief.store import open_store
+
+    prs = {p.number: p for p in verl(W26_START, W26_END)}
+    prs[6779].files.append({"path": "verl/utils/text/detok.py", "additions": 3, "deletions": 1,
+                            "changeType": "RENAMED", "previous": "verl/utils/detok.py"})
+    many = prs[6572]  # the renamed file on the REST list's second page
+    many.files += [{"path": f"verl/gen/m{i}.py", "additions": 1, "deletions": 0, "changeType": "ADDED"} for i in range(140)]
+    many.files.append({"path": "verl/models/qwen.py", "additions": 0, "deletions": 0, "changeType": "RENAMED",
+                       "previous": "verl/models/qwen2.py"})
+    prs[6823].files.append({"path": "docs/new_name.md", "additions": 0, "deletions": 0, "changeType": "RENAMED",
+                            "previous": "docs/old_name.md"})
+    with serve(FakeGitHub(), list(prs.values())) as server:
+        f = fetcher_for(server)
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
+        assert server.errors == []
+        rest = [e for e in server.log if e.operation == "rest:pulls/files"]
+        assert sorted(e.path.split("/pulls/")[1] for e in rest) == [
+            "6572/files?per_page=100&page=1", "6572/files?per_page=100&page=2", "6779/files?per_page=100&page=1"]
+        assert f.client.stats.rest_calls == 3
+        moved = {(x.path, x.status, x.previous) for x in got[6779].files if x.previous}
+        assert moved == {("verl/utils/text/detok.py", "M", "verl/utils/detok.py")}
+        assert module_changes(got[6779], frozenset({"verl"})) == ["module moved: verl.utils.detok -> verl.utils.text.detok"]
+        assert [x.previous for x in got[6572].files if x.previous] == ["verl/models/qwen2.py"]
+        assert not any(x.previous for x in got[6823].files)  # a renamed doc: GraphQL's path is enough
+        # the old path is kept in the store, for reports read from it
+        with open_store(tmp_path / "s.db") as store:
+            sync_repository(fetcher_for(server), store, W26_START, now=W26_END + timedelta(days=1))
+            stored = store.get_pull_request(REPO, 6779)
+        assert {(x.path, x.previous) for x in stored.files if x.previous} == {("verl/utils/text/detok.py", "verl/utils/detok.py")}

@@ -131,13 +131,13 @@ def module_changes(pr: PullRequest, packages: frozenset[str]) -> list[str]:
     path fail after it. A module deleted beside one of the same name added elsewhere is
     read as moved (`--no-renames` shows a move with edits as both); a removed package
     stands for the modules under it. At most six, then how many more."""
-    if not packages or not any(f.status == "D" or f.status == "R" for f in pr.files):  # most PRs
+    if not packages or not any(f.status == "D" or f.previous for f in pr.files):  # most PRs
         return []
     gone: dict[str, str] = {}  # module -> path, removed or moved away
     moved: dict[str, str] = {}  # module -> its new module, when known
     added: dict[str, list[str]] = defaultdict(list)  # last name -> modules added
     for f in pr.files:
-        if f.status == "R" and f.previous:
+        if f.previous:  # moved: unchanged ("R", a clone) or a rename GitHub lists ("M")
             old, new = _module_name(f.previous, packages), _module_name(f.path, packages)
             if old and old != new:
                 gone[old] = f.previous

@@ -65,6 +65,7 @@ class RequestStats:
     requests: int = 0  # HTTP requests sent, retries included
     graphql_calls: int = 0  # GraphQL documents answered
     graphql_cost: int = 0  # points, as GitHub's `rateLimit.cost` reports them
+    rest_calls: int = 0  # REST requests answered (a renamed file's old path: GraphQL has none)
     retries: int = 0
     waited_seconds: float = 0.0
     remaining: int | None = None
@@ -373,6 +374,25 @@ class GitHubClient:
                     return data
                 raise self.graphql_error(errors)
             return data
+
+    def rest(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """GET one REST resource (`/repos/OWNER/NAME/…`), retried and rate-limited as
+        GraphQL requests are; returns its JSON."""
+        self.policy.begin()
+        try:
+            response = self._gh.request("GET", path, params=params)
+        except GitHubException as exc:
+            raise self._error(exc) from None
+        self._record_headers(response.headers)
+        try:
+            body = response.raw_response.json()
+        except ValueError:
+            raise SourceError(
+                f"GitHub at {self.api_url} answered {path} with something that is not JSON",
+                "check --github-url (GitHub Enterprise Server: https://HOST/api/v3)",
+            ) from None
+        self.stats.rest_calls += 1
+        return body
 
     # ------------------------------------------------------------------ rate limits
 

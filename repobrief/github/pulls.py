@@ -20,6 +20,7 @@ from .client import GitHubClient
 SEARCH_CAP = 1000  # GitHub search never returns more than this per query
 CONNECTIONS = ("files", "labels", "reviews", "reviewThreads", "comments", "closingIssuesReferences")
 _STATUS = {"ADDED": "A", "DELETED": "D"}  # everything else (modified, renamed, …) is "M"
+REST_FILES_PAGE = 100  # the most GitHub's REST list of a PR's files gives per page
 
 
 @dataclass(slots=True)
@@ -215,7 +216,27 @@ class PullRequestFetcher:
                 if not page.get("nodes"):
                     break
             thread["comments"] = {"nodes": [n for n in nodes if n]}
-        return Fetched(to_pull_request(node), parse_time(node.get("updatedAt")) or datetime.now(UTC))
+        return Fetched(to_pull_request(node, self._moved_from(number, node["files"]["nodes"])),
+                       parse_time(node.get("updatedAt")) or datetime.now(UTC))
+
+    def _moved_from(self, number: int, files: list[dict]) -> dict[str, str]:
+        """Where the PR's renamed Python files came from (new path -> old path): code that
+        imports a moved module breaks. GraphQL does not give a rename's old path; the REST
+        list of the PR's files does, so it is read only for a PR that renames Python files."""
+        renamed = {f["path"] for f in files if f.get("changeType") == "RENAMED" and f["path"].endswith(".py")}
+        found: dict[str, str] = {}
+        page = 1
+        while renamed - found.keys():
+            entries = self.client.rest(f"/repos/{self.owner}/{self.name}/pulls/{number}/files",
+                                       {"per_page": REST_FILES_PAGE, "page": page})
+            if not isinstance(entries, list):
+                break
+            found.update({e["filename"]: e["previous_filename"] for e in entries
+                          if isinstance(e, dict) and e.get("filename") in renamed and e.get("previous_filename")})
+            if len(entries) < REST_FILES_PAGE:
+                break
+            page += 1
+        return found
 
 
 def _at(data: object, path: list) -> object:
@@ -244,8 +265,9 @@ def _login(actor: dict | None) -> str:
     return login
 
 
-def to_pull_request(node: dict) -> PullRequest:
-    """Convert a completed GraphQL PullRequest node."""
+def to_pull_request(node: dict, moved_from: dict[str, str] | None = None) -> PullRequest:
+    """Convert a completed GraphQL PullRequest node (`moved_from`: renamed files' old paths)."""
+    moved_from = moved_from or {}
     reviews = [
         Comment(
             author=_login(r.get("author")),
@@ -304,6 +326,7 @@ def to_pull_request(node: dict) -> PullRequest:
                 added=f.get("additions"),
                 deleted=f.get("deletions"),
                 status=_STATUS.get(f.get("changeType") or "", "M"),
+                previous=moved_from.get(f["path"]),
             )
             for f in node["files"]["nodes"]
         ],
