@@ -324,18 +324,7 @@ class GitHubClient:
         self.policy.begin()
         while True:
             self._wait_for_budget()
-            try:
-                response = self._gh.request("POST", self.graphql_url, json=payload)
-            except GitHubException as exc:
-                raise self._error(exc) from None
-            self._record_headers(response.headers)
-            try:
-                body = response.raw_response.json()
-            except ValueError:
-                raise SourceError(
-                    f"GitHub at {self.api_url} answered with something that is not JSON",
-                    "check --github-url (GitHub Enterprise Server: https://HOST/api/v3)",
-                ) from None
+            response, body = self._send("POST", self.graphql_url, json=payload)
             if not _is_graphql_answer(body):
                 raise SourceError(
                     f"GitHub at {self.api_url} answered with JSON that is not a GraphQL response",
@@ -379,20 +368,24 @@ class GitHubClient:
         """GET one REST resource (`/repos/OWNER/NAME/…`), retried and rate-limited as
         GraphQL requests are; returns its JSON."""
         self.policy.begin()
+        _, body = self._send("GET", path, params=params)
+        self.stats.rest_calls += 1
+        return body
+
+    def _send(self, method: str, url: str, **kw: Any) -> tuple[Any, Any]:
+        """One request (retried by the policy) and its JSON body; errors as `SourceError`s."""
         try:
-            response = self._gh.request("GET", path, params=params)
+            response = self._gh.request(method, url, **kw)
         except GitHubException as exc:
             raise self._error(exc) from None
         self._record_headers(response.headers)
         try:
-            body = response.raw_response.json()
+            return response, response.raw_response.json()
         except ValueError:
             raise SourceError(
-                f"GitHub at {self.api_url} answered {path} with something that is not JSON",
+                f"GitHub at {self.api_url} answered with something that is not JSON",
                 "check --github-url (GitHub Enterprise Server: https://HOST/api/v3)",
             ) from None
-        self.stats.rest_calls += 1
-        return body
 
     # ------------------------------------------------------------------ rate limits
 
