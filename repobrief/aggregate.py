@@ -70,7 +70,7 @@ class WeekFacts:
         for a in self.analyses.values():
             nums.add(float(a.importance))
             for reason in a.importance_reasons:  # "larger than 82% of recent PRs": the share a size is written with
-                nums.update(min(float(x), v) for x in _PERCENT.findall(reason.text) for v in (float(x), 99.0))
+                nums.update(float(x) for x in _PERCENT.findall(reason.text))
         for p in self.prs:
             nums.update({float(p.lines), float(p.lines_added), float(p.lines_deleted), float(len(p.files))})
         for r in self.risks:

@@ -328,6 +328,7 @@ class FakeGitHub:
         self.down: int | None = None  # every request answers this status while set
         self.fail_from: tuple[int, int] | None = None  # (request index, status): outage from then on
         self.delay = 0.0  # seconds before each answer: a slow GitHub
+        self.rest_missing = False  # the REST list of a PR's files answers 404
         self.proxy_auth = False  # as an HTTPS proxy (CONNECT), answer 407: a proxy that wants credentials
         self.connects: list[str] = []  # the hosts CONNECT asked for
         self.log: list[LoggedRequest] = []
@@ -491,8 +492,11 @@ class FakeGitHub:
         repo = self.repos.get(m["repo"])
         readable = repo is not None and (not repo.private or "repo" in scopes)
         pr = repo.prs.get(int(m["number"])) if readable else None
-        if pr is None:
+        if pr is None or self.rest_missing:
             return 404, headers, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+        # the REST budget ("core"), which is not GraphQL's points
+        headers = {**headers, "X-RateLimit-Resource": "core", "X-RateLimit-Remaining": "4321",
+                   "X-RateLimit-Reset": str(math.ceil(self.reset_at))}
         status = {"ADDED": "added", "DELETED": "removed", "RENAMED": "renamed"}
         files = [{"filename": f["path"], "status": status.get(f["changeType"], "modified"), "additions": f["additions"],
                   "deletions": f["deletions"], **({"previous_filename": f["previous"]} if f.get("previous") else {})}

@@ -197,6 +197,8 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
         assert sorted(e.path.split("/pulls/")[1] for e in rest) == [
             "6572/files?per_page=100&page=1", "6572/files?per_page=100&page=2", "6779/files?per_page=100&page=1"]
         assert f.client.stats.rest_calls == 3
+        # the REST answers' budget ("core") is not taken for GraphQL's points
+        assert f.client.stats.remaining == server.remaining != 4321
         moved = {(x.path, x.status, x.previous) for x in got[6779].files if x.previous}
         assert moved == {("verl/utils/text/detok.py", "M", "verl/utils/detok.py")}
         assert module_changes(got[6779], frozenset({"verl"})) == ["module moved: verl.utils.detok -> verl.utils.text.detok"]
@@ -207,3 +209,11 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
             sync_repository(fetcher_for(server), store, W26_START, now=W26_END + timedelta(days=1))
             stored = store.get_pull_request(REPO, 6779)
         assert {(x.path, x.previous) for x in stored.files if x.previous} == {("verl/utils/text/detok.py", "verl/utils/detok.py")}
+        # an old path GitHub does not give is a warning; the PR is kept without it
+        server.rest_missing = True
+        f = fetcher_for(server)
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
+        assert len(got) == 22 and not any(x.previous for p in got.values() for x in p.files)
+        assert [w.key for w in f.warnings] == ["github_withheld", "github_withheld"]
+        assert str(f.warnings[0]).startswith("GitHub withheld the old paths of its renamed files of #")
+        assert "no GitHub resource at" in str(f.warnings[0]) and "test-token" not in str(f.warnings)

@@ -8,7 +8,7 @@ import pytest
 
 from repobrief.llm.client import estimate_tokens
 from repobrief.llm.grounding import Grounds, figures_in, pr_refs
-from repobrief.llm.prompts import build_pr_input, period_span, pick_hunks, previous_span, untrusted
+from repobrief.llm.prompts import build_pr_input, pick_hunks, untrusted
 from repobrief.llm.schema import PRAnalysisOut, json_schema
 from repobrief.models import Comment, FileChange, PullRequest, ReviewThread
 
@@ -97,7 +97,7 @@ def test_grounds_accept_computed_figures_and_reject_others():
 def test_a_wrong_difference_is_named_against_the_span_before_the_reports(days, before):
     """The re-ask says what the model got wrong in the words of the report's span."""
     g = Grounds(week_prs={1}, counts={22.0, 21.0, 1.0, 6.0}, ties={"total": {22.0}, "previous": {21.0}, "delta": {1.0}},
-                span=period_span(days), previous_span=previous_span(days))
+                days=days)
     assert g.check_text("summary", f"22 PRs were merged, 6 more than {before}.") == [
         f"summary states '6' as the difference from {before}, but the computed difference is 1"]
     assert g.check_text("summary", f"22 PRs were merged, 1 more than {before}.") == []

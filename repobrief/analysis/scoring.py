@@ -109,7 +109,8 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
     if pr.lines_known and pr.files:
         lines = pr.lines
         p = percentile(ctx.calibration_lines, lines)
-        add("size", w.size_max * p, f"size {lines:,} lines (larger than {p:.0%} of recent PRs)")
+        # never "larger than 100%": the PR is among them (the points keep the whole share)
+        add("size", w.size_max * p, f"size {lines:,} lines (larger than {min(p, 0.99):.0%} of recent PRs)")
         pf = percentile(ctx.calibration_files, len(pr.files))
         add("files", w.files_max * pf, f"spread over {len(pr.files):,} file{'s' * (len(pr.files) != 1)}")
     if len(c.modules) > 1:

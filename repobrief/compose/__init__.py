@@ -139,7 +139,7 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
         return cat.t("why.core_path", path=reason_text.removeprefix("touches core path ").split(",")[0])
     if code == "size":  # the share of recent PRs it is larger than, from the reason ("larger than 82% of …")
         m = _LARGER_THAN.search(reason_text)
-        return cat.t("why.size", lines=cat.num(pr.lines), pct=min(int(m.group(1)), 99) if m else 80)  # never "100%"
+        return cat.t("why.size", lines=cat.num(pr.lines), pct=int(m.group(1)) if m else 80)
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
     if code == "new_module":  # "adds package verl/foo" or "adds 6 source files", worded by the catalog
@@ -514,11 +514,11 @@ def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, 
     whether they were "moved", "removed" or "both"."""
     found, hidden = _modules_gone(risks)
     names = [m[1] or m[2] for m in found]
-    more = hidden + max(0, len(names) - limit)
-    shown = (cat.t("list.sep").join(names[:limit]) + cat.t("risk_text.more_modules", count=more, total=len(names[:limit]) + more)
+    count, more = len(names) + hidden, hidden + max(0, len(names) - limit)
+    shown = (cat.t("list.sep").join(names[:limit]) + cat.t("risk_text.more_modules", count=more, total=count)
              if more else cat.join(names))
     moved, removed = any(m[2] for m in found), any(m[1] for m in found) or hidden > 0
-    return shown, len(names) + hidden, "both" if moved and removed else "moved" if moved else "removed"
+    return shown, count, "both" if moved and removed else "moved" if moved else "removed"
 
 
 def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
@@ -607,25 +607,27 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks}
 
-    def add(priority: int, key: str, prs: list[int], **kw) -> None:
-        name = period_t(facts, f"rec.{key}_name", **kw)
+    def add(priority: int, key: str, prs: list[int], title: str | None = None, **kw) -> None:
+        """The advice `rec.KEY`, named by `rec.TITLE_name` (default: the key's own)."""
+        name = period_t(facts, f"rec.{title or key}_name", **kw)
         if any(i.name == name for _, i in recs):
             return
         text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
         recs.append((priority, Item(name, text, prs[:6])))
 
-    if "breaking_change" in kinds or "config_change" in kinds:
-        prs = sorted(set(kinds.get("breaking_change", Risk("", "", [], [])).prs) | set(kinds.get("config_change", Risk("", "", [], [])).prs))
+    breaking, config = kinds.get("breaking_change"), kinds.get("config_change")
+    if breaking or config:
+        prs = sorted({n for r in (breaking, config) if r for n in r.prs})
         add(0, "check_config", prs)
         # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
         renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
-                      for e in kinds.get("config_change", Risk("", "", [], [])).evidence)
-        add(1, "migration" if renamed else "migration_behaviour", prs)
+                      for e in (config.evidence if config else []))
+        add(1, "migration" if renamed else "migration_behaviour", prs, title="migration")
     if "module_removed" in kinds:
         modules, count, how = _old_modules(cat, [r for n in kinds["module_removed"].prs if n in facts.analyses
                                                  for r in facts.analyses[n].risks])
         if count:
-            add(1, f"imports_{how}", kinds["module_removed"].prs, modules=modules)
+            add(1, f"imports_{how}", kinds["module_removed"].prs, title="imports", modules=modules)
     for kind, key, prio in (("core_path", "regression", 2), ("large_change", "regression", 2), ("missing_tests", "tests", 3),
                             ("dependency_change", "deps", 3), ("version_mismatch", "versions", 3),
                             ("unresolved_threads", "unresolved", 4)):

@@ -503,7 +503,7 @@ class LLMEngine(Engine):
         """Build one PR's prompt (within the token budget) and what its answer may cite."""
         from ..conventions import clean_body
         from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-        from ..llm.prompts import build_pr_input, period_span, previous_span, schema_for
+        from ..llm.prompts import build_pr_input, schema_for
         from ..llm.schema import PRAnalysisOut, json_schema
 
         window = getattr(ctx, "window", None)
@@ -528,8 +528,7 @@ class LLMEngine(Engine):
         ]
         stats = {"lines": [pr.lines_added, pr.lines_deleted, pr.lines], "files": len(pr.files)}
         grounds = Grounds(
-            span=period_span(days),
-            previous_span=previous_span(days),
+            days=days,
             week_prs=set(week_prs),
             counts=collect_numbers(stats),
             # the hints are computed data too: their evidence may quote sizes and counts
@@ -854,7 +853,6 @@ def _unit_names(units: list[str], lang: str, days: int | None) -> str:
 def compose_grounds(view: FactsView):
     """What the week's sections may cite and state (`repobrief.llm.grounding.Grounds`)."""
     from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
-    from ..llm.prompts import period_span, previous_span
 
     counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
     figures = (
@@ -872,8 +870,7 @@ def compose_grounds(view: FactsView):
         kinds=view.count_kinds(),
         # what the week's PRs revert or quote in their titles may be named too ("reverts #5")
         extra_refs={n for p in view.prs for n in _quoted_refs(p)},
-        span=period_span(view.days),
-        previous_span=previous_span(view.days),
+        days=view.days,
         ties=view.count_ties(),
         topics=view.topics(),
     )

@@ -392,7 +392,8 @@ class GitHubClient:
     def _record_headers(self, headers: httpx.Headers) -> None:
         if "x-oauth-scopes" in headers:
             self._scopes = headers["x-oauth-scopes"]
-        if "x-ratelimit-remaining" in headers:
+        # GraphQL's points only: a REST answer's headers count another budget ("core")
+        if "x-ratelimit-remaining" in headers and headers.get("x-ratelimit-resource", "graphql") == "graphql":
             try:
                 self.stats.remaining = int(headers["x-ratelimit-remaining"])
                 if "x-ratelimit-reset" in headers:
@@ -500,8 +501,9 @@ class GitHubClient:
             if status == 404:
                 raw = exc.response.raw_response
                 moved = f", redirected from {raw.history[0].request.url}" if raw.history else ""
+                api = "GraphQL API" if raw.request.url.path.endswith("graphql") else "resource"
                 return SourceError(
-                    f"no GitHub GraphQL API at {raw.request.url} (404{moved})",
+                    f"no GitHub {api} at {raw.request.url} (404{moved})",
                     "check --github-url; for GitHub Enterprise Server use https://HOST/api/v3",
                 )
             if status in RETRYABLE_STATUS or status >= 500:

@@ -118,12 +118,14 @@ class PullRequestFetcher:
             node = _at(data, path[: len(prefix) + 1])
             number = f"#{node['number']}" if isinstance(node, dict) and node.get("number") else "a pull request"
             part = path[len(prefix) + 1]
-            reason = e.get("message") or e.get("type") or "no reason given"
-            warning = Notice(f"GitHub withheld {part} of {number} ({reason}); the rest of it is kept", "github_withheld",
-                             part=part, pr=number, reason=reason)
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+            self._note_withheld(part, number, e.get("message") or e.get("type") or "no reason given")
         return errors
+
+    def _note_withheld(self, part: str, number: str, reason: str) -> None:
+        warning = Notice(f"GitHub withheld {part} of {number} ({reason}); the rest of it is kept", "github_withheld",
+                         part=part, pr=number, reason=reason)
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def merged_between(self, start: datetime, end: datetime) -> Iterator[Fetched]:
         """PRs merged in [start, end), splitting ranges that exceed the search cap."""
@@ -222,13 +224,19 @@ class PullRequestFetcher:
     def _moved_from(self, number: int, files: list[dict]) -> dict[str, str]:
         """Where the PR's renamed Python files came from (new path -> old path): code that
         imports a moved module breaks. GraphQL does not give a rename's old path; the REST
-        list of the PR's files does, so it is read only for a PR that renames Python files."""
+        list of the PR's files does, so it is read only for a PR that renames Python files.
+        The old paths are a detail: a request that fails (after the client's retries) is a
+        warning, and the PR is kept without them."""
         renamed = {f["path"] for f in files if f.get("changeType") == "RENAMED" and f["path"].endswith(".py")}
         found: dict[str, str] = {}
         page = 1
         while renamed - found.keys():
-            entries = self.client.rest(f"/repos/{self.owner}/{self.name}/pulls/{number}/files",
-                                       {"per_page": REST_FILES_PAGE, "page": page})
+            try:
+                entries = self.client.rest(f"/repos/{self.owner}/{self.name}/pulls/{number}/files",
+                                           {"per_page": REST_FILES_PAGE, "page": page})
+            except SourceError as e:
+                self._note_withheld("the old paths of its renamed files", f"#{number}", e.message)
+                break
             if not isinstance(entries, list):
                 break
             found.update({e["filename"]: e["previous_filename"] for e in entries

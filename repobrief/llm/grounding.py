@@ -384,6 +384,17 @@ _KIND_NAMES = {
 }
 
 
+def period_span(days: int | None) -> str:
+    """The span a report covers (`days`: a date range's length; None: an ISO week), as the
+    prompts and retry messages name it."""
+    return "this week" if days is None else "this day" if days == 1 else "this period"
+
+
+def previous_span(days: int | None) -> str:
+    """The span before it, as the retry messages name it."""
+    return "the previous week" if days is None else "the day before" if days == 1 else "the previous period"
+
+
 @dataclass
 class Grounds:
     """What a unit's text may cite and state."""
@@ -395,14 +406,21 @@ class Grounds:
     # per kind of count (prs, contributors, first_time, lines_added, lines_deleted, lines):
     # the statistics a count of that kind may equal; a kind not listed is checked against `counts`
     kinds: dict[str, set[float]] = field(default_factory=dict)
-    span: str = "this week"  # how the retry messages name the report's span (`prompts.period_span`)
-    previous_span: str = "the previous week"  # and the span before it (`prompts.previous_span`)
+    days: int | None = None  # the report's span (a date range's length; None: an ISO week), for the messages
     # what a number stated as the span's total ("total"), the previous span's ("previous")
     # or their difference ("delta") must be (`_tie`); a tie not listed is not checked
     ties: dict[str, set[float]] = field(default_factory=dict)
     # themes, modules and types by the names a sentence may call them, with their figures
     # (count, previous week's, difference, average): "CI: 9 PRs were merged" is true of CI
     topics: dict[str, set[float]] = field(default_factory=dict)
+
+    @property
+    def span(self) -> str:
+        return period_span(self.days)
+
+    @property
+    def previous_span(self) -> str:
+        return previous_span(self.days)
 
     def _matches(self, fig: Figure, pool: set[float]) -> bool:
         if math.isnan(fig.value):  # number words that could not be read

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..analysis.files import diff_header_path
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
+from .grounding import period_span
 
 PROMPT_VERSION = "2026-11-30.4"
 
@@ -41,14 +42,6 @@ def _report_name(days: int | None) -> str:
     return "the report of a single day" if days == 1 else f"the report of a {days}-day period"
 
 
-def period_span(days: int | None) -> str:
-    """The span a report covers, as the prompts and retry messages name it."""
-    return "this week" if days is None else "this day" if days == 1 else "this period"
-
-
-def previous_span(days: int | None) -> str:
-    """The span before it, as the retry messages name it."""
-    return "the previous week" if days is None else "the day before" if days == 1 else "the previous period"
 
 
 def schema_for(schema: dict, days: int | None) -> dict:
