@@ -464,3 +464,20 @@ def test_the_cards_risks_of_one_pr_share_a_line(tmp_path):
     assert any(line == "Dependency and image changes: #11" for line in lines), lines
     zh = _report(b.path, "2026-W03", "zh")["card"]["risks"]
     assert any("模块被删除或移动" in line and "缺少测试" in line and line.endswith("：#10") for line in zh), zh
+
+
+def test_the_largest_pr_is_larger_than_99_percent_of_recent_ones_not_100(tmp_path):
+    """A PR is among the recent PRs it is compared with: the reason in the JSON and the key
+    change both say 99%, never 100%."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(10)})
+    for n in range(100, 220):  # more than a hundred recent PRs: the largest is above 99.5% of them
+        b.commit(f"fix: small {n} (#{n})", f"2026-01-{6 + (n - 100) // 8:02d}T{(n % 8) + 8:02d}:00:00+00:00",
+                 {f"src/m{n % 7}.py": b.lines(5)})
+    b.commit("feat: a very large engine (#30)", "2026-01-21T09:00:00+00:00", {"src/engine.py": b.lines(900)})
+    d = _report(b.path, "2026-W04")
+    (pr,) = [p for p in d["pull_requests"] if p["number"] == 30]
+    size = [r["text"] for r in pr["importance_terms"] if r["code"] == "size"]
+    assert size == ["size 900 lines (larger than 99% of recent PRs)"], pr["importance_reasons"]
+    key = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [30])
+    assert "larger than 99% of the repository's recent PRs (900 lines)" in key and "100%" not in json.dumps(d)
