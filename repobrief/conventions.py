@@ -148,6 +148,33 @@ def release_version(title: str) -> tuple[str, bool] | None:
     return version, "dev" in version.lower()
 
 
+# A revert, as git and GitHub's Revert button write it: the title quotes the reverted one
+# (`Revert "feat: x (#5)"`, a squash adding its own "(#N)"), the body names the PR
+# ("Reverts owner/repo#5") or, from `git revert`, the commit.
+_REVERT_TITLE = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
+_REVERTS_PR = re.compile(r"^Reverts ([\w.-]+)/([\w.-]+)#" + NUMBER + r"\b", re.M)
+REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+
+def reverted_title(title: str) -> str | None:
+    """The title a revert quotes (`Revert "feat: x (#5)"` -> `feat: x (#5)`); None when
+    `title` is not a revert's."""
+    m = _REVERT_TITLE.match(title)
+    return m.group(1) if m else None
+
+
+def reverts_named(body: str, repository: str | None) -> int | None:
+    """The PR a revert's body names ("Reverts owner/repo#N", GitHub's Revert button) in
+    this repository. A repository is recognised by its name, not its owner: verl's
+    reverts name both `volcengine/verl` and, after the move, `verl-project/verl`. A PR of
+    another repository (`Reverts sgl-project/sglang#12`) is not one of ours: None."""
+    ours = (repository or "").rpartition("/")[2].lower()
+    for m in _REVERTS_PR.finditer(body):
+        if not ours or m.group(2).lower() == ours:
+            return int(m.group(3))
+    return None
+
+
 # --------------------------------------------------------------------------- bodies
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)

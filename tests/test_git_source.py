@@ -93,6 +93,26 @@ def test_reverts_found_by_github_s_revert_body_and_by_the_quoted_title(tmp_path)
     assert reverts == {30: None, 31: 30, 40: None, 41: 40, 42: 12}
 
 
+def test_a_revert_body_naming_another_repository_is_not_taken_for_ours(tmp_path):
+    """"Reverts owner/repo#N" counts when it names this repository, whatever its owner is
+    called now (verl's reverts name `volcengine/verl` and `verl-project/verl`); a PR of
+    another repository is not this one's #N: the quoted title says which PR it was."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-02-01T10:00:00+00:00", {"src/app.py": b.lines(20)})
+    b.commit("feat: remove workers (#30)", "2026-03-02T10:00:00+00:00", {"src/w.py": b.lines(5)})
+    b.commit('Revert "feat: remove workers" (#31)\n\nReverts old-org/App#30', "2026-03-02T12:00:00+00:00",
+             {"src/w.py": None})
+    b.commit("feat: cache with lib (#43)", "2026-03-03T10:00:00+00:00", {"src/c.py": b.lines(5)})
+    b.commit('Revert "feat: cache with lib (#43)" (#44)\n\nas upstream did:\nReverts lib-org/lib#7',
+             "2026-03-04T10:00:00+00:00", {"src/c.py": None})
+    subprocess.run(["git", "-C", str(b.path), "remote", "add", "origin", "https://github.com/new-org/app.git"], check=True)
+    reverts = {p.number: p.reverts for p in GitSource(str(b.path)).iter_pull_requests(W10)}
+    assert reverts == {30: None, 31: 30, 43: None, 44: 43}
+    # Without a remote or a configured name, the repository is unknown: any body counts.
+    subprocess.run(["git", "-C", str(b.path), "remote", "remove", "origin"], check=True)
+    assert {p.number: p.reverts for p in GitSource(str(b.path)).iter_pull_requests(W10)}[44] == 7
+
+
 def test_a_one_parent_commit_called_a_branch_merge_is_a_direct_commit(tmp_path):
     """A "Merge branch …" commit with one parent (squashed or rebased) brings no side
     commits: it is its own change, counted as a direct commit, its lines with it."""

@@ -217,3 +217,29 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
         assert [w.key for w in f.warnings] == ["github_withheld", "github_withheld"]
         assert str(f.warnings[0]).startswith("GitHub withheld the old paths of its renamed files of #")
         assert "no GitHub resource at" in str(f.warnings[0]) and "test-token" not in str(f.warnings)
+
+
+def test_a_revert_names_the_pr_it_undoes(tmp_path):
+    """GitHub's Revert button titles a PR `Revert "<title>"` and writes "Reverts
+    owner/repo#N" in its body: #5333 undid #5330 three days after it was merged (verl,
+    2026-W08). A body naming another repository's PR is not this repository's, and a
+    PR that merely quotes a title is no revert. The store keeps what it reverts."""
+    from repobrief.github.sync import sync_repository
+    from repobrief.store import open_store
+
+    start, end = datetime(2026, 2, 9, tzinfo=UTC), datetime(2026, 2, 23, tzinfo=UTC)
+    prs = {p.number: p for p in verl(start, end)}
+    assert prs[5333].body.startswith("Reverts verl-project/verl#5330")
+    upstream = prs[5333]
+    other = FakePullRequest(**{**upstream.__dict__, "number": 5400, "title": 'Revert "[vllm] bump to 0.11 (#77)"',
+                               "body": "Reverts vllm-project/vllm#12345 upstream, so we follow"})
+    quoting = FakePullRequest(**{**upstream.__dict__, "number": 5401, "title": '[doc] explain "Revert" buttons',
+                                 "body": "Reverts verl-project/verl#5330 is what the button writes"})
+    with serve(FakeGitHub(), [*prs.values(), other, quoting]) as server:
+        got = {x.pr.number: x.pr for x in fetcher_for(server).merged_between(start, end)}
+        assert got[5333].reverts == 5330 and got[5330].reverts is None
+        assert got[5400].reverts == 77  # the quoted title's own "(#N)", not vllm's #12345
+        assert got[5401].reverts is None
+        with open_store(tmp_path / "s.db") as store:
+            sync_repository(fetcher_for(server), store, start, now=end)
+            assert store.get_pull_request(REPO, 5333).reverts == 5330

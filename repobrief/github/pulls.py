@@ -12,6 +12,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from ..conventions import parse_title, reverted_title, reverts_named
 from ..errors import SourceError
 from ..models import Comment, FileChange, Notice, PullRequest, ReviewThread
 from . import queries
@@ -218,7 +219,7 @@ class PullRequestFetcher:
                 if not page.get("nodes"):
                     break
             thread["comments"] = {"nodes": [n for n in nodes if n]}
-        return Fetched(to_pull_request(node, self._moved_from(number, node["files"]["nodes"])),
+        return Fetched(to_pull_request(node, self._moved_from(number, node["files"]["nodes"]), f"{self.owner}/{self.name}"),
                        parse_time(node.get("updatedAt")) or datetime.now(UTC))
 
     def _moved_from(self, number: int, files: list[dict]) -> dict[str, str]:
@@ -273,7 +274,7 @@ def _login(actor: dict | None) -> str:
     return login
 
 
-def to_pull_request(node: dict, moved_from: dict[str, str] | None = None) -> PullRequest:
+def to_pull_request(node: dict, moved_from: dict[str, str] | None = None, repository: str | None = None) -> PullRequest:
     """Convert a completed GraphQL PullRequest node (`moved_from`: renamed files' old paths)."""
     moved_from = moved_from or {}
     reviews = [
@@ -322,10 +323,12 @@ def to_pull_request(node: dict, moved_from: dict[str, str] | None = None) -> Pul
     merged_at = parse_time(node.get("mergedAt"))
     if merged_at is None:
         raise SourceError(f"pull request #{node.get('number')} is not merged")
+    title, body = node.get("title") or "", node.get("body") or ""
+    quoted = reverted_title(title)
     return PullRequest(
         number=int(node["number"]),
-        title=node.get("title") or "",
-        body=node.get("body") or "",
+        title=title,
+        body=body,
         author=_login(node.get("author")),
         merged_at=merged_at,
         files=[
@@ -350,4 +353,6 @@ def to_pull_request(node: dict, moved_from: dict[str, str] | None = None) -> Pul
         discussion_known=True,
         additions_total=node.get("additions"),
         deletions_total=node.get("deletions"),
+        # GitHub's Revert button names the PR in the body; a quoted squash title, in its "(#N)".
+        reverts=None if quoted is None else reverts_named(body, repository) or parse_title(quoted).pr_number,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..conventions import NUMBER
+from ..conventions import NUMBER, REVERTS_SHA, reverted_title, reverts_named
 from ..errors import SourceError
 from ..models import Commit, FileChange, Notice, PullRequest, inert_text
 from ..window import Window
@@ -33,9 +33,6 @@ from .gitfacts import GitFacts
 _PR_MERGE = re.compile(r"^Merge pull request #" + NUMBER + r" from ([^/\s]+)(?:/(\S+))?")
 _PR_SQUASH = re.compile(r"\(#" + NUMBER + r"\)\s*$")
 _BRANCH_MERGE = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
-_REVERT = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
-_REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
-_REVERTS_PR = re.compile(r"^Reverts [\w.-]+/[\w.-]+#(\d{1,9})\b", re.M)  # GitHub's Revert button
 
 # git processes reading line counts at once (each commit's diff is independent).
 NUMSTAT_WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -275,8 +272,12 @@ class GitSource(Source):
         here = self.path.resolve()
         return next((f for f in (here, *here.parents) if (f / ".git").exists()), here)
 
+    def _name(self) -> str | None:
+        """OWNER/REPO as configured, else as the origin remote names it."""
+        return (self.settings.name if self.settings is not None and self.settings.name else None) or (self._remote[1] if self._remote else None)
+
     def _url(self, number: int) -> str | None:
-        name = (self.settings.name if self.settings is not None and self.settings.name else None) or (self._remote[1] if self._remote else None)
+        name = self._name()
         if not name or "/" not in name:
             return None
         return pr_url(self._remote[0] if self._remote else None, name, number)
@@ -644,14 +645,13 @@ class GitSource(Source):
         button) or "This reverts commit <sha>", else an earlier PR of the quoted title,
         else a "(#N)" the quoted title ends with (a title may hold an issue's "(#N)" of
         its own, so that is the last resort)."""
-        m = _REVERT.match(c.subject)
-        if not m:
+        quoted = reverted_title(c.subject)
+        if quoted is None:
             return None
-        quoted = m.group(1)
-        r = _REVERTS_PR.search(c.body)
-        if r:
-            return int(r.group(1))
-        s = _REVERTS_SHA.search(c.body)
+        named = reverts_named(c.body, self._name())
+        if named is not None:
+            return named
+        s = REVERTS_SHA.search(c.body)
         if s:
             for sha, number in by_sha.items():
                 if sha.startswith(s.group(1)):
