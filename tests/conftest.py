@@ -6,6 +6,7 @@ Replays of the real histories are built once per session."""
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import netguard  # noqa: E402
 from gitrepo import SHARED_DATA, replay_history  # noqa: E402
 
 _FOREIGN = ("GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GIT_DIR", "GIT_WORK_TREE")
@@ -44,6 +46,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
 
     for reg in (registry.SOURCES, registry.ENGINES, registry.RENDERERS, registry.PUBLISHERS, registry.EXECUTORS):
         monkeypatch.setattr(reg, "_loaded", dict(reg._loaded))
+    monkeypatch.setattr(socket, "getaddrinfo", netguard.lookup)  # `.invalid` hosts: no DNS query
     yield
 
 

@@ -4,6 +4,7 @@ report's language, the accounting in the JSON and on stderr), and what it does n
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 from llmserver import Reply, ScriptedLLM, verl_llm_settings
 
 from repobrief.pipeline import generate_report
@@ -75,6 +77,36 @@ def test_an_endpoint_that_is_down_falls_back_at_once_and_sends_nothing(verl_repo
     assert eng["requests"] == 0 and eng["retries"] == 0 and eng["connection_failures"] >= 4
     assert all("unreachable" in f["reason"] for f in eng["fallbacks"])
     assert "llm：22个PR的分析改由离线引擎完成（无法连接模型端点）" in rep.warnings, rep.warnings
+
+
+def test_a_host_name_that_does_not_resolve_is_said_and_not_retried(verl_repo, tmp_path, monkeypatch):
+    """A typo in the base URL's host (or a machine whose DNS knows no outside names) used
+    to be retried with backoff like a dropped connection, and the user was told only
+    "the endpoint was unreachable". (tests/netguard.py answers for `.invalid` names.)"""
+    import socket
+
+    asked: list[str] = []
+    guarded = socket.getaddrinfo
+
+    def lookup(host, *args, **kw):
+        asked.append(host)
+        return guarded(host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://llm.example.invalid:8000/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-key")
+    code, _, err = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--week", WEEK, "--tz", TZ,
+                           "--lang", "en", "--engine", "llm", "--llm-model", "m", "--db", str(tmp_path / "rb.db"),
+                           "--format", "json", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    rep = json.loads((tmp_path / "out" / "verl-project__verl-2026-W26.en.json").read_text())
+    assert {p["analysis_engine"] for p in rep["pull_requests"]} == {"offline"}
+    # no retries: each request that was already under way when the first failed asked once
+    assert rep["engine"]["requests"] == 0 and len(asked) == rep["engine"]["connection_failures"] <= 8
+    assert "(the endpoint was unreachable)" in err
+    assert ("llm: request failed: endpoint http://llm.example.invalid:8000/v1 unreachable: its host name "
+            "'llm.example.invalid' does not resolve (Name or service not known); check the base URL") in err
+    assert "sk-secret-key" not in err
 
 
 def test_a_retry_after_beyond_the_budget_says_so_and_retries_nothing(verl_repo, tmp_path):

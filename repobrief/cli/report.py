@@ -151,6 +151,10 @@ def report(
                     + f"{counted(fallbacks, 'fallback')}" + (f", ~${cost:.4f}" if cost is not None else ""),
                     err=True,
                 )
+                # why the endpoint was given up on, which the warnings above only name
+                down = next((f["reason"] for f in eng.get("fallbacks", []) if f.get("kind") == "unreachable"), None)
+                if down:
+                    typer.echo(f"llm: {down}", err=True)
 
 
 def _open_store(settings):

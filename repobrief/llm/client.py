@@ -20,9 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..config import MODEL_SETTING, LLMSettings
 from ..errors import EngineError, StoreError
+from ..netcause import dns_failure, lookup_unavailable
 from ..retry_after import retry_after_seconds
 
 #: providers that reject `response_format: json_schema` (they take `json_object`)
@@ -475,6 +477,15 @@ class ChatClient:
                     last, kind = f"timed out after {timeout:g}s", "error"
                 elif isinstance(e, openai.APIConnectionError):
                     last, kind = ("connection dropped" if sent else "endpoint unreachable"), "unreachable"
+                    dns = dns_failure(e)
+                    if dns is not None and not lookup_unavailable(dns):
+                        # a name that does not exist will not exist in a second either: no retry,
+                        # and no other request tries it (a typo in the URL, or no network here)
+                        host = urlsplit(self.settings.base_url).hostname
+                        self.state.down = self.state.down or (
+                            f"endpoint {self._where()} unreachable: its host name {host!r} does not resolve "
+                            f"({dns.strerror}); check the base URL, or this machine's network")
+                        raise UnitFailed(self.state.down, "unreachable") from None
                     if retrying:
                         self.state.failed_retries += 1
                         if self.state.failed_retries >= BREAKER_THRESHOLD and not self.state.down:
