@@ -97,14 +97,21 @@ def test_every_connection_is_read_to_its_last_page():
 
 def test_a_window_over_the_search_cap_is_split_and_nothing_is_lost_or_repeated():
     prs = verl(W26_START, W26_END)
+    talked = min(prs, key=lambda p: p.created_at)  # on the first page of the search that is split
+    talked.comments += [{"author": actor(f"user{i}"), "body": f"comment {i}", "createdAt": talked.merged_at,
+                         "authorAssociation": "NONE"} for i in range(150)]
     with serve(FakeGitHub(search_cap=8), prs) as server:
         f = fetcher_for(server, search_cap=8)
-        numbers = [x.pr.number for x in f.merged_between(W26_START, W26_END)]
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
         assert f.splits >= 2
-        assert sorted(numbers) == sorted(p.number for p in prs)
-        assert len(numbers) == len(set(numbers)) == 22
+        assert sorted(got) == sorted(p.number for p in prs) and len(got) == 22
         # every answered search stayed under the cap
-        assert all(len(r.numbers) <= 8 for r in server.log)
+        searches = [r for r in server.log if r.operation == "SearchMergedPullRequests"]
+        assert all(len(r.numbers) <= 8 for r in searches)
+        assert any(talked.number in r.numbers for r in searches[:1])
+        # its discussion is read to the end once: not for the page the split threw away
+        assert [r.operation for r in server.log].count("PullRequestConnectionPage") == 1
+        assert len(got[talked.number].comments) == len(talked.comments)
 
 
 def test_github_enterprise_server_path():

@@ -81,6 +81,31 @@ def test_resync_fetches_only_what_changed(server, tmp_path):
         assert set(_rows(store).values()) == {1}
 
 
+def test_a_pr_a_resync_lists_again_unchanged_costs_no_request_of_its_own(server, tmp_path):
+    """A re-sync lists again the PRs updated at its saved boundary. One with a long
+    discussion and a renamed module used to be read whole again (its comments' next
+    pages, the REST list of its files) only to be found unchanged."""
+    repo = server.repos[REPO]
+    high = max(p.updated_at for p in repo.prs.values())
+    pr = next(p for p in repo.prs.values() if p.updated_at == high)
+    pr.comments += [{"author": actor(f"user{i}"), "body": f"comment {i}", "createdAt": high, "authorAssociation": "NONE"}
+                    for i in range(150)]
+    pr.files.append({"path": "verl/utils/text/detok.py", "additions": 3, "deletions": 1, "changeType": "RENAMED",
+                     "previous": "verl/utils/detok.py"})
+    with open_store(tmp_path / "s.db") as store:
+        first = fetcher_for(server, page_size=10)
+        sync_repository(first, store, SINCE, now=NOW)
+        assert first.client.stats.rest_calls == 1
+        assert len(store.get_pull_request(REPO, pr.number).comments) == len(pr.comments)
+        seen_before = len(server.log)
+        again = fetcher_for(server, page_size=10)
+        result = sync_repository(again, store, SINCE, now=NOW + timedelta(hours=1))
+        assert pr.number in server.returned_numbers()[sum(len(r.numbers) for r in server.log[:seen_before]):]
+        assert (result.new, result.updated) == (0, 0)
+        assert [e.operation for e in server.log[seen_before:]] == ["SearchMergedPullRequests"]
+        assert again.client.stats.rest_calls == 0
+
+
 def test_interrupted_sync_resumes_without_refetching(server, tmp_path):
     expected = {p.number for p in server.repos[REPO].prs.values()}
     with open_store(tmp_path / "s.db") as store:

@@ -69,16 +69,20 @@ class PullRequestFetcher:
         # parts of PRs GitHub withheld (e.g. a closing issue in a repository the token may not read)
         self.warnings: list[str] = warnings if warnings is not None else []
 
-    def on_branch(self, f: Fetched) -> bool:
-        return self.branch is None or f.pr.base_branch in (None, self.branch)
+    def on_branch(self, node: dict) -> bool:
+        """Whether a PR node (as searched, before `complete`) was merged into the report's branch."""
+        return self.branch is None or node.get("baseRefName") in (None, self.branch)
 
     # ------------------------------------------------------------------ search
 
     def base_query(self) -> str:
         return f"repo:{self.repository} is:pr is:merged"
 
-    def search_pages(self, query: str, after: str | None = None) -> Generator[tuple[int, list[Fetched], str | None, bool], None, None]:
-        """Pages of one search query: (issueCount, PRs, endCursor, hasNextPage)."""
+    def search_pages(self, query: str, after: str | None = None) -> Generator[tuple[int, list[dict], str | None, bool], None, None]:
+        """Pages of one search query: (issueCount, PR nodes, endCursor, hasNextPage). The
+        nodes are as searched: `complete` reads the rest of those a caller keeps (a page
+        that is split, a PR of another branch or one unchanged since the last sync costs
+        no request for its long discussions or renamed files)."""
         while True:
             data = self.client.graphql(
                 queries.SEARCH,
@@ -88,10 +92,9 @@ class PullRequestFetcher:
             self._check_repository(data)
             search = data.get("search") or {}
             nodes = [n for n in search.get("nodes") or [] if n and n.get("__typename") == "PullRequest"]
-            page = [self.complete(n) for n in nodes]
             info = search.get("pageInfo") or {}
             has_next = bool(info.get("hasNextPage"))
-            yield int(search.get("issueCount") or 0), page, info.get("endCursor"), has_next
+            yield int(search.get("issueCount") or 0), nodes, info.get("endCursor"), has_next
             if not has_next or not nodes:
                 return
             after = info.get("endCursor")
@@ -149,9 +152,9 @@ class PullRequestFetcher:
             yield from self.merged_between(start, middle)
             yield from self.merged_between(middle, end)
             return
-        yield from (f for f in first if self.on_branch(f))
+        yield from (self.complete(n) for n in first if self.on_branch(n))
         for _count, page, _cursor, _more in pages:
-            yield from (f for f in page if self.on_branch(f))
+            yield from (self.complete(n) for n in page if self.on_branch(n))
 
     def by_numbers(self, numbers: list[int], batch: int = 20) -> dict[int, Fetched | None]:
         """Fetch PRs by number, `batch` per request; unknown numbers map to None."""
@@ -220,7 +223,7 @@ class PullRequestFetcher:
                     break
             thread["comments"] = {"nodes": [n for n in nodes if n]}
         return Fetched(to_pull_request(node, self._moved_from(number, node["files"]["nodes"]), f"{self.owner}/{self.name}"),
-                       parse_time(node.get("updatedAt")) or datetime.now(UTC))
+                       updated_at(node))
 
     def _moved_from(self, number: int, files: list[dict]) -> dict[str, str]:
         """Where the PR's renamed Python files came from (new path -> old path): code that
@@ -246,6 +249,11 @@ class PullRequestFetcher:
                 break
             page += 1
         return found
+
+
+def updated_at(node: dict) -> datetime:
+    """When GitHub last changed a PR node (now, if it does not say)."""
+    return parse_time(node.get("updatedAt")) or datetime.now(UTC)
 
 
 def _at(data: object, path: list) -> object:

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..errors import SourceError
 from .auth import github_url_flag
-from .pulls import Fetched, PullRequestFetcher, parse_time, search_time
+from .pulls import Fetched, PullRequestFetcher, parse_time, search_time, updated_at
 
 SOURCE = "github"
 
@@ -148,7 +148,7 @@ def sync_repository(
         _save(fetcher, store, repo, page, known, result)
         if not page:
             break
-        page_max = max(f.updated_at for f in page)
+        page_max = max(updated_at(n) for n in page)
         high = page_max if high is None else max(high, page_max)
         if not has_next:
             break
@@ -175,24 +175,26 @@ def sync_repository(
 _ABSENT = object()
 
 
-def _save(fetcher, store, repo: str, page: list[Fetched], known: dict, result: SyncResult) -> None:
-    """Upsert the PRs of a page that are new or changed; count what was skipped."""
+def _save(fetcher, store, repo: str, page: list[dict], known: dict, result: SyncResult) -> None:
+    """Upsert the PRs of a page (nodes as searched) that are new or changed; count what was
+    skipped. Only those are completed: an unchanged PR costs no further request."""
     changed = []
-    for f in page:
-        if not fetcher.on_branch(f):
+    for node in page:
+        if not fetcher.on_branch(node):
             continue  # merged into another branch (a release branch): not the report's
-        if f.pr.number in result.seen and known.get(f.pr.number) == f.updated_at:
+        number, updated = int(node["number"]), updated_at(node)
+        if number in result.seen and known.get(number) == updated:
             continue  # the boundary PR that starts the next page: already counted
-        result.seen.add(f.pr.number)
-        before = known.get(f.pr.number, _ABSENT)
+        result.seen.add(number)
+        before = known.get(number, _ABSENT)
         if before is _ABSENT:
             result.new += 1
-        elif before is not None and before == f.updated_at:
+        elif before is not None and before == updated:
             result.unchanged += 1
             continue
         else:  # changed on GitHub, or stored by another source (git) without discussion
             result.updated += 1
-        changed.append(f)
+        changed.append(fetcher.complete(node))
     if changed:
         store.save_pull_requests(
             repo, [f.pr for f in changed], source=SOURCE, updated_at={f.pr.number: f.updated_at for f in changed}
