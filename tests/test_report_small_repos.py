@@ -383,12 +383,14 @@ def test_modules_removed_or_moved_are_a_risk_to_code_that_imports_them(tmp_path)
 
 def test_many_modules_removed_are_counted_per_pr(tmp_path):
     """A PR removing a whole subsystem is summed up (how many modules, two of them), so the
-    risk stays readable; the recommendation lists three and counts the rest."""
+    risk stays readable; the recommendation lists three and counts the rest. Removing its
+    configuration too, its key change says both (verl #6162 said only the first)."""
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-01-05T10:00:00+00:00", {
-        **{f"acme/vla/m{i}.py": b.lines(10) for i in range(7)}, "acme/utils/old.py": b.lines(10)})
+        **{f"acme/vla/m{i}.py": b.lines(10) for i in range(7)}, "acme/utils/old.py": b.lines(10),
+        "acme/vla/config/vla_trainer.yaml": b.lines(10)})
     b.commit("[repo] refactor: move vla to its own repository (#10)", "2026-01-13T09:00:00+00:00",
-             {f"acme/vla/m{i}.py": None for i in range(7)})
+             {**{f"acme/vla/m{i}.py": None for i in range(7)}, "acme/vla/config/vla_trainer.yaml": None})
     b.commit("[misc] chore: remove an old helper (#11)", "2026-01-14T09:00:00+00:00", {"acme/utils/old.py": None})
     en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
     (risk,) = [i["text"] for i in en["sections"]["risks"]["items"] if i["name"] == "Removed or moved modules"]
@@ -399,6 +401,9 @@ def test_many_modules_removed_are_counted_per_pr(tmp_path):
     assert "（#10：7个模块，包括acme.vla.m0和acme.vla.m1；#11：删除了acme.utils.old）" in risk_zh
     (rec_zh,) = [i["text"] for i in zh["sections"]["recommendations"]["items"] if i["name"] == "升级前更新导入"]
     assert "停止导入acme.vla.m0、acme.vla.m1、acme.vla.m2等8个模块（#10、#11）" in rec_zh
+    key = next(i["text"] for i in en["sections"]["key_changes"]["items"] if i["prs"] == [10])
+    assert ("It removes or renames configuration: settings written for the old names may be rejected or ignored. "
+            "It removes the modules acme.vla.m0, acme.vla.m1, acme.vla.m2 and 4 more: code that imports them fails") in key
 
 
 def test_ci_bumps_are_no_notable_change_beside_a_change_to_the_code(tmp_path):

@@ -14,7 +14,7 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
-from ..conventions import clean_body, clip, first_sentence, release_version, removal_kind
+from ..conventions import clean_body, clip, first_sentence, release_version, removal_kind, reverted_title
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
@@ -360,12 +360,15 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.default_change"))
         elif sig["opt_in"]:
             sentences.append(cat.t("key_change.opt_in"))
-        elif any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in a.risks):
-            sentences.append(cat.t("key_change.config_removed"))
-        elif (gone := _old_modules(cat, a.risks))[1]:  # the detector's evidence names them
-            modules, count, how = gone
-            key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
-            sentences.append(cat.t(f"key_change.{key}", modules=modules))
+        elif (config := any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence)
+                            for r in a.risks)) or (gone := _old_modules(cat, a.risks))[1]:
+            if config:
+                sentences.append(cat.t("key_change.config_removed"))
+                gone = _old_modules(cat, a.risks)
+            if gone[1]:  # the detector's evidence names them (a PR may remove both: #6162)
+                modules, count, how = gone
+                key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
+                sentences.append(cat.t(f"key_change.{key}", modules=modules))
         elif release := release_version(p.title):
             sentences.append(cat.t("key_change.release", version=release[0]))
         elif removal := removal_kind(p.title):
@@ -384,17 +387,13 @@ def key_changes(facts: WeekFacts) -> list[Item]:
     return items
 
 
-# The quoted title is everything up to the last quote: a revert of a revert quotes one.
-_REVERTED_TITLE = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
-
-
 def _reverts(facts: WeekFacts, p: PullRequest) -> str:
     """What a revert undoes: a PR of the week is cited, an earlier one named by its title."""
     cat = facts.catalog
     if p.reverts in facts.analyses:  # a PR of the week, whether or not this revert was undone in turn
         return period_t(facts, "key_change.reverts", number=p.reverts, gist=facts.analyses[p.reverts].gist)
-    m = _REVERTED_TITLE.match(p.title)
-    title = p.reverts_title or (re.sub(r"\s*\(#\d+\)$", "", m[1]) if m else "")
+    quoted = reverted_title(p.title)  # up to the last quote: a revert of a revert quotes one
+    title = p.reverts_title or (re.sub(r"\s*\(#\d+\)$", "", quoted) if quoted else "")
     if title:
         return cat.t("key_change.reverts_earlier", title=title)
     return cat.t("key_change.reverts_unnamed")
