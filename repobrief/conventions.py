@@ -183,7 +183,12 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.+?)\s*#*\s*$")
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
 
 WHAT_HEADINGS = ("what does this pr do", "what this pr does", "summary", "description", "what", "changes", "overview", "purpose", "what changed", "motivation", "why", "background", "design & code changes", "design and code changes", "api and usage example")
-TEST_HEADINGS = ("test", "tests", "testing", "test plan", "test result", "test results", "how was this tested", "how has this been tested", "validation")
+# A section of test evidence: "Test plan", "How was this tested?", and headings that name
+# tests, checks or measured results anywhere ("Accuracy test", "Unit tests (no GPU)",
+# "Experimental validation", "GSM8K eval acc", "Bench results"), not a path or an identifier
+# (`cpu_unit_tests`, `verl/experimental/…`).
+_TEST_HEADING = re.compile(r"(?<![\w/.`-])(?:tests?|testing|tested|validat\w*|verif\w*|benchmarks?|bench|experiments?|"
+                           r"results?|eval|evaluation|accuracy|reproducer)(?![\w/.`-])")
 DROP_HEADINGS = ("checklist before starting", "checklist before submitting", "checklist", "pr checklist", "before submitting", "related issues")
 
 
@@ -319,7 +324,7 @@ def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, l
             headings.append(heading)
             kept.append(f"## {heading}")
         kept.append(content)
-        if heading in TEST_HEADINGS or heading.startswith("test"):
+        if _TEST_HEADING.search(heading):
             tests.append(content)
         elif not heading or heading.startswith(WHAT_HEADINGS):
             what.append(content)

@@ -70,6 +70,18 @@ BREAKING CHANGE: `ckpt.sched` is now `ckpt.scheduler`
     assert "Add code snippet" not in c.text  # the template's placeholder snippet is gone
 
 
+def test_test_evidence_under_headings_that_name_tests_results_or_validation():
+    """verl #3506 reported its runs under "### Accuracy test" and was flagged "without
+    tests"; headings naming tests, checks or results anywhere count, paths do not."""
+    for heading in ("Accuracy test", "Unit tests (no GPU)", "Experimental validation", "GSM8K eval acc",
+                    "Bench results", "How has this been tested?", "Test Plan"):
+        c = clean_body(f"### What does this PR do?\n\nFixes the loader.\n\n### {heading}\n\n8B: 0.812 -> 0.815 on gsm8k\n")
+        assert c.has_test_evidence and "0.815" in c.tests and "0.815" not in c.what, heading
+    for heading in ("Design & Code Changes", "`verl/experimental/agent_loop/tool_parser.py`", "Fixes cpu_unit_tests"):
+        c = clean_body(f"### {heading}\n\nThe loader now keeps the order of the shards.\n")
+        assert not c.has_test_evidence, heading
+
+
 def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 
