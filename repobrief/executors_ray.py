@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import RepobriefError, UsageError
+from .llm.client import public_endpoint
 from .executors import Executor, OnResult
 from .team import EndpointSettings, JobResult, RaySettings, RepoJob, run_job
 
@@ -187,11 +188,11 @@ class LLMPool:
                 continue
             except openai.APITimeoutError:
                 ep.failed_once()
-                last = {"error": "timeout", "message": f"timed out at {ep.base_url}"}
+                last = {"error": "timeout", "message": f"timed out at {public_endpoint(ep.base_url)}"}
                 continue
             except openai.APIConnectionError:
                 ep.failed_once()
-                last = {"error": "connection", "message": f"{ep.base_url} unreachable"}
+                last = {"error": "connection", "message": f"{public_endpoint(ep.base_url)} unreachable"}
                 continue
             finally:
                 await self._release(ep)
@@ -380,7 +381,7 @@ class RayExecutor(Executor):
             raise UsageError("options 'ray.num_cpus', 'ray.memory_mb' and 'ray.max_retries' must not be negative")
         for i, e in enumerate(s.endpoints):
             if not e.base_url.startswith(("http://", "https://")):
-                raise UsageError(f"option 'ray.endpoints[{i}].base_url' is {e.base_url!r}, not an http(s) URL",
+                raise UsageError(f"option 'ray.endpoints[{i}].base_url' is {public_endpoint(e.base_url)!r}, not an http(s) URL",
                                  'e.g. base_url = "http://vllm-0:8000/v1"')
             if e.concurrency < 1:
                 raise UsageError(f"option 'ray.endpoints[{i}].concurrency' is {e.concurrency}; expected at least 1")
@@ -437,7 +438,7 @@ class RayExecutor(Executor):
         ok = sum(1 for r in results if r.ok)
         line = f"ray: {ok} done, {len(results) - ok} failed in {seconds:.1f} s, {sum(tokens_of(r) for r in results):,} tokens"
         if self.pool_stats:
-            eps = ", ".join(f"{e['base_url']} {e['sent']} sent" + (f" ({e['failed']} failed)" if e["failed"] else "")
+            eps = ", ".join(f"{public_endpoint(e['base_url'])} {e['sent']} sent" + (f" ({e['failed']} failed)" if e["failed"] else "")
                             for e in self.pool_stats["endpoints"])
             spent = sum(e["prompt_tokens"] + e["completion_tokens"] for e in self.pool_stats["endpoints"])
             line += f"; llm pool: {eps}; {spent:,} tokens spent, {self.pool_stats['shared']} asks shared"

@@ -197,7 +197,10 @@ def test_backfill_without_a_model_names_what_backfill_reads(verl_repo, tmp_path)
     """`backfill` has no --llm-model flag: the hint once told its users to pass one."""
     r = _cli("backfill", [str(verl_repo), "--name", "verl-project/verl", "--from", WEEK, "--to", WEEK, "--tz", TZ,
                           "--out", str(tmp_path / "out"), "--engine", "llm", "--db", str(tmp_path / "rb.db")],
-             {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, tmp_path)
+             {"OPENAI_BASE_URL": "http://admin:pa55word@127.0.0.1:9/v1?api-key=sk-inquery1234"}, tmp_path)
     assert r.returncode == 5, r.stderr
     assert "no model is set" in r.stderr and "[llm] model" in r.stderr and "REPOBRIEF_LLM_MODEL" in r.stderr
+    # the endpoint as it may be shown: a password in the URL or a key in its query never is
+    assert "for the LLM endpoint http://admin:***@127.0.0.1:9/v1\n" in r.stderr
+    assert "pa55word" not in r.stderr and "sk-inquery" not in r.stderr
     assert "pass --llm-model" not in r.stderr and not re.search(r"(?<!also take )--llm-model", r.stderr), r.stderr

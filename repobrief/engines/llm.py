@@ -63,6 +63,8 @@ SECTION_UNITS = ("summary", "key_changes", "trends", "risks", "recommendations",
 def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
     """Fail early, before any work, when the endpoint cannot be used at all.
     `endpoint=False` (exporting requests for a batch run) needs no key or endpoint."""
+    from ..llm.client import public_endpoint  # the URL as it may be shown (no password, no query)
+
     if endpoint and not llm.api_key and not llm.base_url:
         raise EngineError(
             "the llm engine needs an endpoint or an API key, and neither is set",
@@ -71,13 +73,13 @@ def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
         )
     if llm.base_url and not llm.base_url.startswith(("http://", "https://")):
         raise EngineError(
-            f"the LLM endpoint {llm.base_url!r} is not an http(s) URL",
+            f"the LLM endpoint {public_endpoint(llm.base_url)!r} is not an http(s) URL",
             "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL to e.g. http://127.0.0.1:8000/v1, or run with --engine offline",
         )
     if not llm.model:
         if llm.base_url and "api.openai.com" not in llm.base_url:
             raise EngineError(
-                f"no model is set for the LLM endpoint {llm.base_url}",
+                f"no model is set for the LLM endpoint {public_endpoint(llm.base_url)}",
                 f"set {MODEL_SETTING}; or run with --engine offline",
             )
         llm = replace(llm, model=DEFAULT_OPENAI_MODEL)

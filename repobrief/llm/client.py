@@ -481,7 +481,7 @@ class ChatClient:
                     if dns is not None and not lookup_unavailable(dns):
                         # a name that does not exist will not exist in a second either: no retry,
                         # and no other request tries it (a typo in the URL, or no network here)
-                        host = urlsplit(self.settings.base_url).hostname
+                        host = urlsplit(self._where()).hostname  # the default endpoint has no base_url
                         self.state.down = self.state.down or (
                             f"endpoint {self._where()} unreachable: its host name {host!r} does not resolve "
                             f"({dns.strerror}); check the base URL, or this machine's network")
