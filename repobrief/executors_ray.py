@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import RepobriefError, UsageError
-from .llm.client import public_endpoint
 from .executors import Executor, OnResult
+from .llm.client import public_endpoint
 from .team import EndpointSettings, JobResult, RaySettings, RepoJob, run_job
 
 __all__ = ["LLMPool", "PoolClient", "RayExecutor"]
