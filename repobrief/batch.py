@@ -31,7 +31,6 @@ fallback).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -43,6 +42,7 @@ from typing import Any
 from .config import Settings
 from .engines.llm import LLMEngine, PRRequest
 from .errors import EngineError, RepobriefError, UsageError
+from .output import write_atomically
 from .window import Window
 
 __all__ = [
@@ -310,20 +310,9 @@ def export_team(
 
 def write_jsonl(rows: Iterable[dict], path: str | os.PathLike) -> int:
     """Write `rows` as JSON Lines (UTF-8), all or nothing; returns the count."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    count = 0
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
-                count += 1
-        os.replace(tmp, path)
-    except OSError as e:
-        with contextlib.suppress(OSError):  # e.g. its folder is a file: there is no temporary file
-            tmp.unlink(missing_ok=True)
-        raise RepobriefError(f"cannot write {path}: {e.strerror}", "check that the folder exists and is writable") from None
-    return count
+    lines = [json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows]
+    write_atomically({Path(path): "".join(lines)}, "check that the folder exists and is writable")
+    return len(lines)
 
 
 # ------------------------------------------------------------------ import

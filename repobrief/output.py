@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -50,13 +51,18 @@ def check_out_folder(out: Path | None) -> None:
         raise UsageError(f"--out {str(out)!r} is a file; give a folder")
 
 
-def write_atomically(files: dict[Path, str]) -> None:
+def write_atomically(files: dict[Path, str], hint: str = "check that --out is a writable folder") -> None:
     """Write every file or none. Each goes to a temporary file first; then existing
     files are moved aside and the new ones renamed into place; on any failure the
     old files come back and the new ones are removed. Ctrl-C and SIGTERM wait for
     the write to end; what a harder stop (SIGKILL, power loss) left half done is
-    repaired by the next write of the same files."""
+    repaired by the next write of the same files. A symbolic link is written through
+    (the file it points to is replaced; the link stays), and a device or FIFO
+    (`-o /dev/stdout`) is written into, after the files, never replaced by one."""
     staged: list[tuple[Path, Path]] = []
+    streams: list[tuple[Path, str]] = []
+    shown: dict[str, Path] = {}  # a temporary or resolved file's name -> the path the user gave
+    current: Path | None = None
     # mkstemp makes a file private (0600); reports are served and shared, so they get
     # the mode a plainly created file would have.
     umask = os.umask(0)
@@ -66,7 +72,13 @@ def write_atomically(files: dict[Path, str]) -> None:
     # SIGTERM's default action (or os._exit) would run no clean-up of its own.
     with signals_deferred():
         try:
-            for path, text in files.items():
+            for given, text in files.items():
+                current = given
+                path, stream = _where_to(given)
+                shown[str(path)] = given
+                if stream:
+                    streams.append((path, text))
+                    continue
                 leftovers = _leftovers(path.parent)
                 if path.is_dir():
                     raise IsADirectoryError(21, "is a folder", str(path))
@@ -78,17 +90,35 @@ def write_atomically(files: dict[Path, str]) -> None:
                     _leftovers(path.parent)  # makes it again (empty: nothing to recover)
                     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((Path(name), path))  # before writing: a failed write removes it too
+                shown[name] = given
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                     os.fchmod(fh.fileno(), mode)
                     fh.write(text)
+            current = None
             _commit(staged)
+            for path, text in streams:
+                current = shown[str(path)]
+                with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(text)
         except BaseException as e:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
             if isinstance(e, OSError):
-                raise RepobriefError(f"cannot write {e.filename or 'output'}: {e.strerror}",
-                                     "check that --out is a writable folder") from None
+                name = shown.get(str(e.filename)) or current or e.filename or "output"
+                raise RepobriefError(f"cannot write {name}: {e.strerror}", hint) from None
             raise
+
+
+def _where_to(path: Path) -> tuple[Path, bool]:
+    """Where writing `path` writes, and whether that is a stream (a device, FIFO or
+    socket, written into as it is) rather than a file to replace."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))  # a dangling link: the file it names is made
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return path, False
+    return path, not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _commit(staged: list[tuple[Path, Path]]) -> None:
@@ -131,6 +161,8 @@ def _leftovers(folder: Path) -> set[str]:
     yet (a folder listed once is not checked again for each file written)."""
     found = _LEFTOVERS.get(folder)
     if found is None:
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(20, "Not a directory", str(folder))
         folder.mkdir(parents=True, exist_ok=True)
         with os.scandir(folder) as entries:
             found = {e.name for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")}

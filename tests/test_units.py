@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import UTC, datetime
 
 import pytest
@@ -507,6 +509,35 @@ def test_a_folder_removed_between_writes_is_made_again(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["a.md", "b.json"]
 
 
+def test_a_link_is_written_through_and_a_fifo_written_into(tmp_path):
+    """A report file that is a symbolic link (to a served folder, say) used to be replaced
+    by a plain file, its target never written; `-o` at a FIFO (or a device) replaced it
+    with a file and its reader got nothing. (A device is the FIFO's case: not tested on
+    one, which a regression would replace.)"""
+    import threading
+
+    from repobrief.output import write_atomically
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "a.md").write_text("last week's")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.md").symlink_to(served / "a.md")
+    (out / "b.md").symlink_to(served / "b.md")  # dangling: the file it names is made
+    fifo = out / "c.jsonl"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_atomically({out / "a.md": "this week's", out / "b.md": "new", fifo: '{"a":1}\n'})
+    reader.join(10)
+    assert (out / "a.md").is_symlink() and (out / "b.md").is_symlink()
+    assert (served / "a.md").read_text() == "this week's" and (served / "b.md").read_text() == "new"
+    assert got == ['{"a":1}\n'] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in served.iterdir()) == ["a.md", "b.md"]  # no temporary file left
+
+
 def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
     """A full disk while writing the second report: the first is not placed, the old
     files stay, and no temporary file is left in the folder."""
@@ -518,7 +549,7 @@ def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
     (out / "a.md").write_text("last week's", encoding="utf-8")
     got = subprocess.run([sys.executable, "-c", _WRITE_UNTIL_FULL, str(out)], capture_output=True, text=True)
     assert got.returncode == 0, got.stderr
-    assert "cannot write" in got.stdout and "File too large" in got.stdout
+    assert f"cannot write {out / 'b.json'}: File too large" in got.stdout  # the report, not its temporary file
     assert sorted(p.name for p in out.iterdir()) == ["a.md"]
     assert (out / "a.md").read_text(encoding="utf-8") == "last week's"
 
