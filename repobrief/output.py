@@ -104,8 +104,8 @@ def write_atomically(files: dict[Path, str], hint: str = "check that --out is a 
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
             if isinstance(e, OSError):
-                name = shown.get(str(e.filename)) or current or e.filename or "output"
-                raise RepobriefError(f"cannot write {name}: {e.strerror}", hint) from None
+                what = shown.get(str(e.filename)) or current or e.filename or "output"
+                raise RepobriefError(f"cannot write {what}: {e.strerror}", hint) from None
             raise
 
 
