@@ -215,6 +215,29 @@ def test_nothing_is_written_half_way(small_repo, tmp_path):
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_standard_output_that_cannot_be_written_is_said_without_a_traceback(small_repo, tmp_path):
+    """`report > /dev/full` and `report >&-` ended in Python tracebacks (OSError, then
+    'NoneType' object has no attribute 'write'); a reader that leaves early (`| head`)
+    ends the command quietly."""
+    cmd = [sys.executable, "-c", "from repobrief.cli import main; main()", "report", str(small_repo),
+           "--week", "2026-W10", "--db", str(tmp_path / "rb.db")]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "error: cannot write the report to standard output: No space left on device" in r.stderr
+    assert "give --out DIR" in r.stderr
+    closed = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *cmd], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert closed.returncode == 1 and "Traceback" not in closed.stderr, closed.stderr
+    assert "cannot write the report to standard output: it is closed" in closed.stderr
+    # a pipe smaller than the page: the reader is gone before the rest is written (or, on a
+    # system that keeps a larger pipe, the page fits and the command ends as usual)
+    left = subprocess.Popen([*cmd, "--format", "html"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            pipesize=4096)
+    left.stdout.read(10)
+    left.stdout.close()
+    assert left.wait(60) in (0, 141) and b"Traceback" not in left.stderr.read()
+
+
 def test_reports_are_kept_in_the_store(small_repo, tmp_path, monkeypatch):
     from repobrief.store import open_store
 

@@ -7,7 +7,10 @@ at the edge.
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -66,6 +69,35 @@ def stoppable(stop: Callable[[], None], said: Callable[[], str]) -> Iterator[Non
             stop()
     except KeyboardInterrupt:
         interrupted(said())
+
+
+def write_out(text: str, what: str) -> None:
+    """Write a command's result (`what`: "the report") to standard output. One that
+    cannot take it — closed, on a full disk — is a clear error, not a traceback; a
+    reader that left (`| head`) ends the command quietly, as it would end `git log`."""
+    stream = sys.stdout
+    try:
+        if stream is None:
+            raise OSError(errno.EBADF, "it is closed")
+        stream.write(text)
+        stream.flush()
+    except OSError as e:
+        _drop_stdout()
+        if e.errno == errno.EPIPE:
+            raise SystemExit(141) from None  # 128 + SIGPIPE, as a shell reports a command its reader left
+        raise RepobriefError(f"cannot write {what} to standard output: {e.strerror}",
+                             "give --out DIR to write files instead, or send standard output where it can be written") from None
+
+
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what
+    is still buffered does not fail again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no stdout at all: nothing will be flushed
+        pass
 
 
 # Command groups: each module adds its commands to `app` when imported.

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import RepobriefError, UsageError
-from . import app, counted
+from . import app, counted, write_out
 from . import options as opt
 
 batch_app = typer.Typer(
@@ -103,8 +103,7 @@ def export(
 def _echo_rows(rows: list[dict]) -> None:
     import json
 
-    for row in rows:
-        typer.echo(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+    write_out("".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows), "the requests")
 
 
 def _report_failures(failed) -> None:

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..output import check_out_folder, write_atomically
-from . import app, counted, stoppable
+from . import app, counted, stoppable, write_out
 from . import options as opt
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def report(
             typer.echo(f"warning: {w}", err=True)
         rendered = {f: render_report(rep, f) for f in formats}
         if out is None:
-            sys.stdout.write(rendered[formats[0]])
+            write_out(rendered[formats[0]], "the report")
         else:
             files = {out / output_name(rep, f): text for f, text in rendered.items()}
             write_atomically(files)
