@@ -228,18 +228,87 @@ def _write_site(files: dict[Path, str], folders: list[Path], done: Callable[[], 
 
 def _read_manifest(out: Path) -> dict:
     path = out / MANIFEST
+    rebuild = f"delete it and run `repobrief site` again: it is rebuilt from the weeks' JSON files in {str(out)!r}"
     if not path.exists():
         # Hidden entries (a gh-pages checkout's .git, .nojekyll) do not make a folder "used".
         if out.is_dir() and any(not p.name.startswith(".") for p in out.iterdir()):
-            raise UsageError(
-                f"--out {str(out)!r} is not empty and has no {MANIFEST}; it is not a repobrief site",
-                "give an empty or new folder, or the folder of an earlier `repobrief site` run",
-            )
+            manifest = _rebuilt_manifest(out)
+            if manifest is None:
+                raise UsageError(
+                    f"--out {str(out)!r} is not empty and has no {MANIFEST}; it is not a repobrief site",
+                    "give an empty or new folder, or the folder of an earlier `repobrief site` run",
+                )
+            return manifest
         return {"version": MANIFEST_VERSION, "repositories": {}}
-    data = read_json(path, "delete it and run `repobrief site` again for each repository")
-    if not isinstance(data, dict) or not isinstance(data.get("repositories"), dict):
-        raise UsageError(f"{str(path)!r} is not a repobrief site manifest", "delete it and rebuild the site")
+    data = read_json(path, rebuild)
+    problem = _manifest_problem(data)
+    if problem:
+        raise UsageError(f"{str(path)!r} is damaged: {problem}", rebuild)
+    for entry in data["repositories"].values():
+        for week, summary in entry["weeks"].items():
+            if _summary_problem(summary):  # written again from the week's own JSON
+                saved = out / entry["path"] / f"{week}.json"
+                try:
+                    entry["weeks"][week] = _week_summary(_saved_report(saved))
+                except OSError as e:
+                    raise UsageError(f"{str(path)!r} is damaged: the summary of {week} is broken, and "
+                                     f"{str(saved)!r} cannot be read ({e.strerror})", rebuild) from None
     return data
+
+
+# A repository's folder as `_free_path` makes it: two parts, neither hidden (no `..`).
+_SITE_PATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*/[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_WEEK_FILE = re.compile(r"\d{4}-W\d{2}")
+
+
+def _manifest_problem(data: object) -> str | None:
+    """What makes a manifest unusable (a hand edit, a bad merge of a gh-pages branch), or
+    None. A repository's folder must stay inside the site; a week's summary that is
+    broken is not a problem here: it is written again from the week's JSON."""
+    if not isinstance(data, dict) or not isinstance(data.get("repositories"), dict):
+        return "it has no `repositories` table"
+    for name, entry in data["repositories"].items():
+        where = f"repositories[{name!r}]"
+        if not isinstance(entry, dict):
+            return f"{where} is not a table"
+        if not isinstance(entry.get("path"), str) or not _SITE_PATH.fullmatch(entry["path"]):
+            return f"{where}.path is {entry.get('path')!r}, not a folder OWNER/REPO inside the site"
+        if not isinstance(entry.get("weeks"), dict):
+            return f"{where}.weeks is not a table of weeks"
+        bad = next((w for w in entry["weeks"] if not _WEEK_FILE.fullmatch(w)), None)
+        if bad is not None:
+            return f"{where}.weeks has {bad!r}, not a week like 2026-W26"
+    return None
+
+
+def _summary_problem(summary: object) -> bool:
+    if not isinstance(summary, dict):
+        return True
+    if not isinstance(summary.get("dates"), str) or not isinstance(summary.get("merged_prs"), int):
+        return True
+    if not isinstance(summary.get("top_themes"), list):
+        return True
+    # the counts of older sites may be missing (see _complete_summaries), not of another shape
+    return any(k in summary and not isinstance(summary[k], dict) for k in ("by_theme", "theme_keys", "by_type", "by_module"))
+
+
+def _rebuilt_manifest(out: Path) -> dict | None:
+    """The manifest of a site whose site.json was deleted, from the weeks' JSON files
+    (OUT/OWNER/REPO/2026-W26.json); None when the folder holds none."""
+    manifest: dict = {"version": MANIFEST_VERSION, "repositories": {}}
+    for saved in sorted(out.glob("*/*/*.json")):
+        folder = saved.parent.relative_to(out).as_posix()
+        if not _WEEK_FILE.fullmatch(saved.stem) or not _SITE_PATH.fullmatch(folder):
+            continue
+        r = _saved_report(saved)
+        entry = manifest["repositories"].setdefault(r.repository, {"path": folder, "weeks": {}})
+        if entry["path"] != folder:
+            raise UsageError(f"the weeks of {r.repository} are in two folders of {str(out)!r}: {entry['path']} and {folder}",
+                             "remove the one that is not wanted, then run `repobrief site` again")
+        entry["weeks"][r.week] = _week_summary(r)
+        manifest["lang"] = entry["lang"] = r.lang
+        manifest["timezone"] = entry["timezone"] = r.timezone
+    return manifest if manifest["repositories"] else None
 
 
 def _saved_report(path: Path) -> Report:

@@ -346,3 +346,50 @@ def test_an_archived_week_that_cannot_be_read_back_is_named_and_nothing_is_writt
                            "--weeks", "1", "--out", str(out), "-q")
     assert code == 0, err
     assert "2026-W26.html" in (out / "acme/one/2026-W25.html").read_text(encoding="utf-8")
+
+
+def test_a_damaged_manifest_is_named_or_mended_and_a_deleted_one_rebuilt(tmp_path):
+    """A hand-edited site.json once ended in tracebacks (a week's counts set to null, the
+    weeks a list), a repository's folder of `../..` made the run write outside the
+    site, and the hint for a broken one ("delete it and run again") was then refused as
+    "not a repobrief site". A broken week summary is written again from the week's JSON;
+    a broken entry stops the run with what is wrong, before anything is written; a
+    deleted site.json is rebuilt from the weeks' JSON files."""
+    repo, out = _weeks_repo(tmp_path / "repo"), tmp_path / "site"
+    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W25",
+                           "--weeks", "2", "--out", str(out), "-q")
+    assert code == 0, err
+    manifest = out / "site.json"
+    good = json.loads(manifest.read_text(encoding="utf-8"))
+
+    def run():
+        return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                       "--weeks", "1", "--out", str(out), "-q")
+
+    mended = json.loads(json.dumps(good))
+    mended["repositories"]["acme/one"]["weeks"]["2026-W24"]["by_module"] = None
+    manifest.write_text(json.dumps(mended), encoding="utf-8")
+    code, _, err = run()
+    assert code == 0, err
+    weeks = json.loads(manifest.read_text(encoding="utf-8"))["repositories"]["acme/one"]["weeks"]
+    assert weeks["2026-W24"] == good["repositories"]["acme/one"]["weeks"]["2026-W24"] and "2026-W26" in weeks
+
+    for field, value, says in (("weeks", [], "repositories['acme/one'].weeks is not a table of weeks"),
+                               ("path", "../../escape", "repositories['acme/one'].path is '../../escape', not a folder")):
+        broken = json.loads(json.dumps(good))
+        broken["repositories"]["acme/one"][field] = value
+        manifest.write_text(json.dumps(broken), encoding="utf-8")
+        before = _files(tmp_path)
+        code, _, err = run()
+        assert code == 2 and f"{str(manifest)!r} is damaged: {says}" in err and "Traceback" not in err, err
+        assert "hint: delete it and run `repobrief site` again: it is rebuilt" in err
+        assert _files(tmp_path) == before  # nothing written, inside the site or beside it
+
+    manifest.unlink()
+    code, _, err = run()
+    assert code == 0, err
+    rebuilt = json.loads(manifest.read_text(encoding="utf-8"))
+    assert rebuilt["repositories"]["acme/one"]["path"] == "acme/one" and rebuilt["lang"] == "en"
+    assert sorted(rebuilt["repositories"]["acme/one"]["weeks"]) == ["2026-W24", "2026-W25", "2026-W26"]
+    assert rebuilt["repositories"]["acme/one"]["weeks"]["2026-W24"] == weeks["2026-W24"]
+    assert "2026-W24.html" in (out / "acme/one/index.html").read_text(encoding="utf-8")
