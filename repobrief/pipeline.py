@@ -10,7 +10,7 @@ import re
 import time
 from bisect import bisect_left
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -434,6 +434,18 @@ def _in_progress(window: Window, now: datetime, cat) -> list[str]:
                        tz=window.tz_name, now=f"{now.astimezone(window.tz):%Y-%m-%d %H:%M}")]
 
 
+def _stale(source, window: Window, changed: list, cat) -> list[str]:
+    """The warning of an empty period after a clone's newest commit by more than a week:
+    a clone nobody pulled reads as a project gone quiet (a weekly job would post empty
+    reports for months)."""
+    if changed:
+        return []
+    newest = source.newest_commit()
+    if newest is None or newest >= window.start - timedelta(days=7):
+        return []
+    return [cat.t("warnings.stale", date=f"{newest.astimezone(window.tz):%Y-%m-%d}", days=(window.start - newest).days)]
+
+
 def _worded(warning: str, cat) -> str:
     """A warning in the report's language, when its catalog words it."""
     if isinstance(warning, Notice) and cat.get("warnings", warning.key) is not None:
@@ -529,7 +541,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         card=card,
         engine=info,
         direct_commits=direct,
-        warnings=_in_progress(window, generated, cat)
+        warnings=_in_progress(window, generated, cat) + _stale(source, window, week_prs or direct, cat)
         + [_worded(w, cat) for w in [*source.warnings, *getattr(engine, "warnings", [])]],
         generated_at=generated,
     )

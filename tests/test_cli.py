@@ -201,6 +201,25 @@ def test_a_week_in_progress_says_so_in_the_report_and_on_stderr(small_repo, tmp_
     assert got == 0 and "still in progress" not in out_text  # an ended week says nothing of the kind
 
 
+def test_an_empty_week_long_after_the_clones_newest_commit_says_to_pull(small_repo, tmp_path):
+    """A weekly job on a clone nobody pulled posted "nothing was merged" for months. An
+    empty week whose clone's newest commit (2026-03-03) is more than a week older says
+    so; a quiet week right after it, or an empty week before it, does not."""
+    base = ["report", str(small_repo), "--lang", "en", "--format", "json", "--db", str(tmp_path / "rb.db"),
+            "--out", str(tmp_path / "out")]
+    code, _, err = run_cli(*base, "--week", "2026-W14")
+    assert code == 0, err
+    said = ("the clone's newest commit is from 2026-03-03, 26 days before this period: "
+            "if the clone is not up to date, run `git pull` in it first")
+    assert f"warning: {said}" in err
+    assert said in json.loads((tmp_path / "out" / "acme__proj-2026-W14.en.json").read_text())["warnings"]
+    code, _, err = run_cli(*base[:2], "--lang", "zh", "--week", "2026-W14", "--db", str(tmp_path / "rb.db"), "-q")
+    assert "该克隆最新的提交来自2026-03-03，早于本期26天" in err
+    for quiet in ("2026-W11", "2026-W07"):  # six days after it; between two commits
+        code, _, err = run_cli(*base, "--week", quiet)
+        assert code == 0 and "warning" not in err, err
+
+
 def test_nothing_is_written_half_way(small_repo, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")

@@ -59,6 +59,11 @@ class Source(ABC):
         baseline: a repository three weeks old has three weeks to compare with."""
         return None
 
+    def newest_commit(self) -> datetime | None:
+        """When the newest change the source holds was made (a clone's branch head), when
+        it can tell: a clone that was not pulled reads as weeks without changes."""
+        return None
+
     def remember(self, refresh: bool = False) -> None:  # noqa: B027 - an optional hook
         """Keep what this source derives the same way every run (per commit, say) for
         the next run, and reuse what an earlier run kept; `refresh`: recompute it. A

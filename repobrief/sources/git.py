@@ -212,7 +212,7 @@ class GitSource(Source):
             if self.branch == "HEAD":
                 raise self._no_commit_at_head()
             raise SourceError(f"branch {self.branch!r} does not exist in {str(self.path)!r}", "set `branch` to the default branch's name, or leave it empty to use HEAD")
-        self.tip = lines[3].strip()
+        self.tip = self._head = lines[3].strip()  # a view (as_of) moves `tip`, never `_head`
         if self.shallow:
             self.warnings.append(Notice(
                 "this clone is shallow: commits before its cut-off are missing, so trends and first-time "
@@ -447,6 +447,15 @@ class GitSource(Source):
         if not line or line[0].parents:
             return None
         return min(c.committed_at for c in line)
+
+    def newest_commit(self) -> datetime | None:
+        """The commit time of the branch head (of the clone, also for a view of a past week)."""
+        c = self._commits.get(self._head)
+        if c is not None:
+            return c.committed_at
+        self.stats["git_calls"] += 1
+        out = self._git("log", "-1", "--format=%cI", self._head, check=False).stdout.decode().strip()
+        return datetime.fromisoformat(out) if out else None
 
     def _mainline(self) -> list[_RawCommit]:
         """The default branch's first-parent line, oldest first, as far as it was read."""
