@@ -104,6 +104,7 @@ def test_a_host_name_that_does_not_resolve_is_said_and_not_retried(verl_repo, tm
     # no retries: each request that was already under way when the first failed asked once
     assert rep["engine"]["requests"] == 0 and len(asked) == rep["engine"]["connection_failures"] <= 8
     assert "(the endpoint was unreachable)" in err
+    assert "22 PRs merged, 5 with importance ≥ 5, 7 risks; engine llm (nothing from the model: every part fell back" in err
     assert ("llm: request failed: endpoint http://llm.example.invalid:8000/v1 unreachable: its host name "
             "'llm.example.invalid' does not resolve (Name or service not known); check the base URL") in err
     assert "sk-secret-key" not in err
@@ -189,6 +190,7 @@ def test_the_accounting_line_of_a_cached_rerun_counts_nothing_it_did_not_send(ve
         assert server.count() == 24
     assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
     assert "llm m: 24 requests" in first.stderr and " 0 cached, 0 retries, 1 re-ask, 0 fallbacks" in first.stderr
+    assert "nothing from the model" not in first.stderr + again.stderr  # answered, then answered from the cache
     line = next(x for x in again.stderr.splitlines() if x.startswith("llm m:"))
     assert re.match(r"llm m: 0 requests, 0\+0 tokens, 24 cached, 0 retries, 0 re-asks, 0 fallbacks$", line), line
 

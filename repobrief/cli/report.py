@@ -135,7 +135,7 @@ def report(
             typer.echo(
                 f"{rep.repository} {rep.week}: {counted(rep.stats['merged_prs'], 'PR')} merged, "
                 f"{len(rep.sections.table)} with importance ≥ {rep.threshold:g}, {counted(len(rep.risks), 'risk')}; "
-                f"engine {eng.get('name')}",
+                f"engine {eng.get('name')}{_all_offline(rep)}",
                 err=True,
             )
             if "requests" in eng:  # the llm engine's accounting, one line
@@ -155,6 +155,18 @@ def report(
                 down = next((f["reason"] for f in eng.get("fallbacks", []) if f.get("kind") == "unreachable"), None)
                 if down:
                     typer.echo(f"llm: {down}", err=True)
+
+
+def _all_offline(rep) -> str:
+    """` (nothing from the model: …)` for an llm report whose every part fell back to the
+    offline engine (an endpoint that is down): the report exists, but a job that reads
+    only this line must not take it for the model's."""
+    if rep.engine.get("name") != "llm" or not (rep.analyses or rep.sections.sources):
+        return ""
+    if any(a.engine == "llm" for a in rep.analyses.values()) or any(
+            s.startswith("llm") for s in rep.sections.sources.values()):
+        return ""
+    return " (nothing from the model: every part fell back to the offline engine, see the warnings)"
 
 
 def _open_store(settings):
