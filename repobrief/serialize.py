@@ -7,6 +7,7 @@ saved REPORT.json without re-running the analysis.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from .models import (
@@ -167,11 +168,54 @@ def report_from_dict(d: dict, *, where: str = "the report") -> Report:
     if str(version).partition(".")[0] != SCHEMA_VERSION.partition(".")[0]:
         raise UsageError(f"{where} has schema_version {version!r}; this repobrief reads {SCHEMA_VERSION.partition('.')[0]}.x",
                          "read it with the repobrief that wrote it, or regenerate it with this one")
+    problem = _shape_problem(d)
     try:
-        return _report_from_dict(d)
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise UsageError(f"{where} is an incomplete repobrief report ({type(e).__name__}: {e})",
-                         "regenerate it with this version of repobrief") from None
+        if problem is None:
+            return _report_from_dict(d)
+    except KeyError as e:
+        problem = f"a field {e.args[0]!r} is missing"
+    except (TypeError, ValueError, AttributeError):
+        problem = "a field holds what a report does not (a value of another kind, or a date that is none)"
+    raise UsageError(f"{where} is an incomplete repobrief report: {problem}",
+                     "regenerate it with `repobrief report --format json` (a hand edit may have broken it)")
+
+
+# What a report must hold, by JSON type, checked before it is read back, so that a damaged
+# file is named by its field ("`card` is null"), not by what Python made of it.
+_OBJECT, _ARRAY, _TEXT, _NUMBER = (dict, "an object"), (list, "a list"), (str, "a string"), ((int, float), "a number")
+_SHAPE = {"repository": _TEXT, "week": _TEXT, "timezone": _TEXT, "range": _OBJECT, "stats": _OBJECT,
+          "pull_requests": _ARRAY, "sections": _OBJECT, "card": _OBJECT}
+_PARTS = {"range": {"start": _TEXT, "end": _TEXT},
+          "card": {"title": _TEXT, "highlights": _ARRAY, "risks": _ARRAY, "button": _TEXT},
+          "sections": {name: _OBJECT for name in ("summary", "key_changes", "trends", "risks", "table", "recommendations")}}
+_PR_SHAPE = {"number": _NUMBER, "title": _TEXT, "merged_at": _TEXT}
+
+
+def _shape_problem(d: dict) -> str | None:
+    def wrong(where: str, value: object, kind: tuple) -> str | None:
+        if value is _MISSING:
+            return f"`{where}` is missing"
+        if not isinstance(value, kind[0]) or isinstance(value, bool):
+            return f"`{where}` is {json.dumps(value)[:40]}, not {kind[1]}"
+        return None
+
+    for key, kind in _SHAPE.items():
+        if problem := wrong(key, d.get(key, _MISSING), kind):
+            return problem
+    for key, fields in _PARTS.items():
+        for name, kind in fields.items():
+            if problem := wrong(f"{key}.{name}", d[key].get(name, _MISSING), kind):
+                return problem
+    for i, p in enumerate(d["pull_requests"]):
+        if not isinstance(p, dict):
+            return f"`pull_requests[{i}]` is not an object"
+        for name, kind in _PR_SHAPE.items():
+            if problem := wrong(f"pull_requests[{i}].{name}", p.get(name, _MISSING), kind):
+                return problem
+    return None
+
+
+_MISSING = object()
 
 
 _FILE_KEYS = ("path", "added", "deleted", "status", "previous")

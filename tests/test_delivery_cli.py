@@ -240,6 +240,27 @@ def test_publish_cli_bad_report_file(tmp_path, content, needle):
     assert code == 2 and needle in err and "hint:" in err
 
 
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [(lambda d: d.update(card=None), "`card` is null, not an object"),
+     (lambda d: d["card"].pop("title"), "`card.title` is missing"),
+     (lambda d: d.pop("repository"), "`repository` is missing"),
+     (lambda d: d.update(week=12), "`week` is 12, not a string"),
+     (lambda d: d["pull_requests"][3].update(merged_at=None), "`pull_requests[3].merged_at` is null, not a string"),
+     (lambda d: d["sections"]["key_changes"].update(items=[7]), "a field holds what a report does not")],
+)
+def test_publish_cli_damaged_report_names_the_field(week26, tmp_path, damage, needle):
+    """A hand-damaged report said "(TypeError: repobrief.models.Card() argument after **
+    must be a mapping, not NoneType)" or "(KeyError: 'repository')"."""
+    data = json.loads(week26[".json"].read_text(encoding="utf-8"))
+    damage(data)
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = run(["publish", str(path), "--target", "slack", "--webhook", "https://hooks.slack.com/services/x"])
+    assert code == 2 and f"{str(path)!r} is an incomplete repobrief report: {needle}" in err, err
+    assert "hint: regenerate it with `repobrief report --format json`" in err and "repobrief.models" not in err
+
+
 def test_publish_cli_without_any_target(week26, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = run(["publish", str(week26[".json"])])
