@@ -182,17 +182,21 @@ def report_from_dict(d: dict, *, where: str = "the report") -> Report:
 
 # What a report must hold, by JSON type, checked before it is read back, so that a damaged
 # file is named by its field ("`card` is null"), not by what Python made of it.
-_OBJECT, _ARRAY, _TEXT, _NUMBER = (dict, "an object"), (list, "a list"), (str, "a string"), ((int, float), "a number")
-_SHAPE = {"repository": _TEXT, "week": _TEXT, "timezone": _TEXT, "range": _OBJECT, "stats": _OBJECT,
+_Kind = tuple[type | tuple[type, ...], str]
+_OBJECT: _Kind = (dict, "an object")
+_ARRAY: _Kind = (list, "a list")
+_TEXT: _Kind = (str, "a string")
+_NUMBER: _Kind = ((int, float), "a number")
+_SHAPE: dict[str, _Kind] = {"repository": _TEXT, "week": _TEXT, "timezone": _TEXT, "range": _OBJECT, "stats": _OBJECT,
           "pull_requests": _ARRAY, "sections": _OBJECT, "card": _OBJECT}
-_PARTS = {"range": {"start": _TEXT, "end": _TEXT},
+_PARTS: dict[str, dict[str, _Kind]] = {"range": {"start": _TEXT, "end": _TEXT},
           "card": {"title": _TEXT, "highlights": _ARRAY, "risks": _ARRAY, "button": _TEXT},
           "sections": {name: _OBJECT for name in ("summary", "key_changes", "trends", "risks", "table", "recommendations")}}
-_PR_SHAPE = {"number": _NUMBER, "title": _TEXT, "merged_at": _TEXT}
+_PR_SHAPE: dict[str, _Kind] = {"number": _NUMBER, "title": _TEXT, "merged_at": _TEXT}
 
 
 def _shape_problem(d: dict) -> str | None:
-    def wrong(where: str, value: object, kind: tuple) -> str | None:
+    def wrong(where: str, value: object, kind: _Kind) -> str | None:
         if value is _MISSING:
             return f"`{where}` is missing"
         if not isinstance(value, kind[0]) or isinstance(value, bool):
