@@ -49,6 +49,19 @@ def test_backfill_bad_range_and_empty_weeks(verl_repo, tmp_path):
     assert code == 0 and "0 weeks written" in err and not (tmp_path / "e").exists()
 
 
+def test_a_db_a_backfill_does_not_use_is_said_not_dropped(verl_repo, tmp_path):
+    """`--db` with a clone and the offline engine was accepted and silently unused (no
+    file, no reports kept), though its help called it the store."""
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W25", "--to", "2026-W26",
+                           "--out", str(tmp_path / "o"), "--db", str(tmp_path / "team.db"), "-q")
+    assert code == 0, err
+    assert "note: --db is not used: a git clone read with the offline engine needs no store" in err
+    assert not (tmp_path / "team.db").exists() and len(list((tmp_path / "o").glob("*.json"))) == 2
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W26", "--to", "2026-W26",
+                           "--out", str(tmp_path / "o"), "-q")
+    assert code == 0 and "--db" not in err
+
+
 def _week_files(folder) -> dict[str, dict]:
     return {p.name: _stable(json.loads(p.read_text(encoding="utf-8"))) for p in folder.glob("*.json")}
 

@@ -26,7 +26,7 @@ def backfill(
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
     engine: str = opt.ENGINE,
-    db: str = opt.DB,
+    db: str = opt.READ_DB,
     source: str = opt.SOURCE,
     github_url: str = opt.GITHUB_URL,
     offline: bool = opt.OFFLINE,
@@ -45,6 +45,7 @@ def backfill(
     check_out_folder(out)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url, source=source)
+    opt.note_unused_db(db, path, settings, source)
     weeks = week_range(first, last, parse_timezone(settings.timezone or "UTC"))
     bar = None
     show = not quiet and sys.stderr.isatty()

@@ -19,6 +19,9 @@ THRESHOLD = typer.Option(None, "--threshold", help="Importance threshold for the
 CONFIG = typer.Option(None, "--config", help="Config file (default: repobrief.toml or pyproject.toml found above PATH).")
 ENGINE = typer.Option(None, "--engine", help="Analysis engine: offline (default) or llm.")
 DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir).")
+READ_DB = typer.Option(None, "--db", help="Store the reports read from: the PRs `sync` kept (github source) and the llm "
+                       "engine's cached answers; a SQLite file or a database URL (default: user data dir). A clone read "
+                       "with the offline engine needs none, and reports are not kept in it (`report --db` keeps a week's).")
 SOURCE = typer.Option(None, "--source", help="Source of a target without a prefix: git (default) or github (OWNER/REPO); a github: target needs none.")
 GITHUB_URL = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3).")
 OFFLINE = typer.Option(False, "--offline", help="Read PRs only from the store: no requests to GitHub (an llm engine still asks its model).")
@@ -81,3 +84,17 @@ def load_cli_settings(
 # The options load_cli_settings takes from flags: a bad value names the flag.
 _FLAGS = {"name": "--name", "timezone": "--tz", "language": "--lang", "threshold": "--threshold",
           "engine": "--engine", "llm.model": "--llm-model", "llm.concurrency": "--llm-concurrency"}
+
+
+def note_unused_db(db: str | None, target: str, settings, source: str | None = None) -> None:
+    """`--db` given to a command that reads no store with these settings (a clone, the
+    offline engine): said on stderr, not silently dropped."""
+    if not db:
+        return
+    from ..pipeline import resolve_target
+    from ..registry import ENGINES, SOURCES
+
+    kind = resolve_target(target, source)[0]
+    if not getattr(SOURCES.get(kind), "needs_store", True) and not getattr(ENGINES.get(settings.engine), "needs_store", True):
+        typer.echo(f"note: --db is not used: a {kind} clone read with the {settings.engine} engine needs no store, "
+                   "and these reports are not kept in one (`report --db` keeps a week's)", err=True)

@@ -22,7 +22,7 @@ def site(
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
     engine: str = opt.ENGINE,
-    db: str = opt.DB,
+    db: str = opt.READ_DB,
     source: str = opt.SOURCE,
     github_url: str = opt.GITHUB_URL,
     offline: bool = opt.OFFLINE,
@@ -36,6 +36,7 @@ def site(
 
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url, source=source)
+    opt.note_unused_db(db, path, settings, source)
     had_site = (out / MANIFEST).is_file()
     built: list[str] = []
     done: list[SiteResult] = []
