@@ -266,13 +266,15 @@ def test_reports_are_kept_in_the_store(small_repo, tmp_path, monkeypatch):
     with open_store(str(db)) as store:
         assert store.load_report("acme/proj", "2026-W10", "en", "md") == out
         assert [p.number for p in store.load_pull_requests("acme/proj")] == [1]
-    # --store uses the default file in the user data dir; when it cannot be created the report still comes out.
+    # --store uses the default file in the user data dir; asked for, one that cannot be made
+    # fails before any work, as a --db that cannot be opened does (it once warned, exit 0).
     blocker = tmp_path / "blocked"
     blocker.write_text("a file where a folder should be", encoding="utf-8")
     monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
     monkeypatch.delenv("REPOBRIEF_DATA_DIR", raising=False)
     got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en", "--store")
-    assert got == 0 and out.startswith("# acme/proj") and "not keeping reports in the store" in err
+    assert got == 6 and out == "" and f"error: cannot make the store's folder {blocker}" in err
+    assert "hint: give --db FILE" in err
     got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "en")
     assert got == 0 and "store" not in err  # no store unless asked for
 

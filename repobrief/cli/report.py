@@ -129,7 +129,7 @@ def report(
                 for p in files:
                     typer.echo(f"wrote {p}", err=True)
         if store is not None:
-            _keep(store, rep, rendered, explicit=bool(settings.db))
+            _keep(store, rep, rendered)
         if not quiet:
             eng = rep.engine
             typer.echo(
@@ -171,31 +171,26 @@ def _all_offline(rep) -> str:
 
 def _open_store(settings):
     """The store, opened in the background while git is read (SQLAlchemy's import alone
-    would cost a third of the report's time budget if done up front). The default
-    file is skipped, with a warning, when its folder cannot be created."""
+    would cost a third of the report's time budget if done up front). Asked for with
+    `--store` and no --db, the default file's folder that cannot be made fails the
+    command before any work, as a --db that cannot be opened does."""
+    from ..errors import StoreError
     from ..store import default_db_path, open_store
 
     if not settings.db:
         try:
             default_db_path().parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            typer.echo(f"warning: not keeping reports in the store ({e.strerror}: {e.filename}); use --db", err=True)
-            return None
+            raise StoreError(f"cannot make the store's folder {e.filename} ({e.strerror})",
+                             "give --db FILE, or fix REPOBRIEF_DATA_DIR / XDG_DATA_HOME; or run without --store") from None
     return open_store(settings.db or None, lazy=True)
 
 
-def _keep(store, rep, rendered: dict[str, str], *, explicit: bool) -> None:
-    """Save the rendered formats (the pipeline saved the PRs). A store the user did
-    not ask for (the default file) only warns when it cannot be written."""
-    from ..errors import StoreError
-
+def _keep(store, rep, rendered: dict[str, str]) -> None:
+    """Save the rendered formats (the pipeline saved the PRs); a store is opened only when
+    asked for (--db, the config's db, --store), so one that fails here fails the command."""
     if store.read_only:  # a read-only use of a store opened read-only is no failure
         typer.echo(f"warning: the store {store.display} is read-only: the report was not kept in it", err=True)
         return
-    try:
-        for f, text in rendered.items():
-            store.save_report(rep.repository, rep.week, rep.lang, f, text)
-    except StoreError as e:
-        if explicit:
-            raise
-        typer.echo(f"warning: the report was not kept in the store: {e.message}", err=True)
+    for f, text in rendered.items():
+        store.save_report(rep.repository, rep.week, rep.lang, f, text)
