@@ -93,7 +93,8 @@ class ImportanceWeights:
 
 # Where the LLM's model is set, for the hints that ask for it (`backfill`, `site` and `run`
 # have no --llm-model flag: name what every command reads).
-MODEL_SETTING = "[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report` and `batch export` also take --llm-model NAME"
+MODEL_SETTING = ("[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report`, `backfill`, `site` and `batch export` "
+                 "also take --llm-model NAME")
 
 
 @dataclass

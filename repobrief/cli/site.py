@@ -22,6 +22,8 @@ def site(
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
     engine: str = opt.ENGINE,
+    llm_model: str = opt.LLM_MODEL,
+    llm_concurrency: int = opt.LLM_CONCURRENCY,
     db: str = opt.READ_DB,
     source: str = opt.SOURCE,
     github_url: str = opt.GITHUB_URL,
@@ -35,7 +37,8 @@ def site(
     from ..site import MANIFEST, SiteResult, build_site
 
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
-                                     engine=engine, db=db, github_url=github_url, source=source)
+                                     engine=engine, db=db, github_url=github_url, source=source,
+                                     llm={"model": llm_model, "concurrency": llm_concurrency})
     opt.note_unused_db(db, path, settings, source)
     had_site = (out / MANIFEST).is_file()
     built: list[str] = []
