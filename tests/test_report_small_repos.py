@@ -486,3 +486,24 @@ def test_the_largest_pr_is_larger_than_99_percent_of_recent_ones_not_100(tmp_pat
     assert size == ["size 900 lines (larger than 99% of recent PRs)"], pr["importance_reasons"]
     key = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [30])
     assert "larger than 99% of the repository's recent PRs (900 lines)" in key and "100%" not in json.dumps(d)
+
+
+def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatible(tmp_path):
+    """verl #6526 made bf16 optimizer states the default: its "Backward compatibility"
+    section said existing bf16 runs get other numerics and how to opt back into the old
+    layout, its table "bf16 (new default)". Because the same body also said a kwarg's
+    default "preserves previous behavior", the report told readers the PR was compatible
+    with existing setups."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/optim.py": b.lines(40)})
+    body = ("### What does this PR do?\n\nThe optimizer keeps its Adam moments in the model dtype.\n\n"
+            "### API and Usage Example\n\nThe new `bf16` kwarg defaults to True, preserving previous behavior for callers.\n\n"
+            "```python\n# Opt back into the old fp32 layout via override:\n# +optim.precision_aware=False\n```\n\n"
+            "### Backward compatibility\n\n- Existing bf16 runs will see slightly different numerics.\n")
+    b.commit(f"[megatron] feat: align optimizer states with model precision (#10)\n\n{body}",
+             "2026-01-13T09:00:00+00:00", {"acme/optim.py": b.lines(60)})
+    d = _report(b.path, "2026-W03")
+    key = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [10])
+    assert "It changes a default, so behaviour changes even for users who change no setting." in key
+    assert "compatible with existing setups" not in key
+    assert "changes a default behaviour" in d["sections"]["summary"]["text"]

@@ -35,13 +35,20 @@ _DEFAULT_IN_BODY = re.compile(
     r"changes? the default|default (?:is|was) (?:now|changed)|becomes? the default|now defaults? to|(?:made|make) .{1,40} the default)\b",
     re.I,
 )
+# Said anywhere in the description (a "Backward compatibility" section, a table's "(new
+# default)"): existing setups get another behaviour, and how to keep the old one (#6526).
+_DEFAULT_ANYWHERE = re.compile(
+    r"\((?:the )?new default\)|\b(?:is|as|becomes?) the new default\b|\bopt (?:back )?(?:in)?to the (?:old|previous)\b"
+    r"|\b(?:existing|current) [\w-]+ (?:runs|users|setups|jobs|configs?|trainings?) will (?:now )?(?:see|get|use|behave|produce)\b",
+    re.I,
+)
 OPT_IN = re.compile(r"\b(?:disabled by default|off by default|opt-in|not enabled by default|default(?:s)?\s*(?:=|:|to)\s*(?:false|off|none|disabled))\b", re.I)
 # The description says existing setups keep working: "backward compatible", "defaults
 # preserve existing behavior", "leaving existing behavior unchanged by default".
 _COMPATIBLE = re.compile(
     r"\b(?:backwards?[- ]compatib\w*|(?:preserv|keep|retain|leav)\w* (?:the )?(?:existing|current|previous|old) behaviou?r"
     r"|(?:existing|current|default) (?:behaviou?r|path) (?:is |remains |stays )?unchanged|unchanged by default"
-    r"|no (?:behaviou?r|breaking|user-facing) changes?)\b",
+    r"|no (?:behaviou?r|breaking|user-facing|(?:public[- ])?API|interface) changes?|(?:fully|remains?|stays?) compatible)\b",
     re.I,
 )
 _RFC = re.compile(r"\bRFC\b")
@@ -77,7 +84,7 @@ def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
     if not default:
         low = what.lower()
         default = "default" in low and _search_near(_DEFAULT_IN_BODY, what, low, ("default",), 50)
-    return False, default
+    return False, default or bool(_DEFAULT_ANYWHERE.search(text))
 
 
 def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], reach: int) -> bool:
