@@ -345,6 +345,10 @@ _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
 _LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
+# A bold line that names what follows ("**Summary**", "__Key changes:__"), not a sentence.
+_BOLD_LABEL = re.compile(r"(\*\*|__)[^*_\n]{1,60}?[^*_.!?。\n]:?\1:?$")
+
+
 def iter_paragraphs(text: str) -> Iterator[str]:
     """Paragraphs with hard-wrapped lines joined (list items and headings stay apart),
     one at a time: `first_sentence` stops at the first good one."""
@@ -360,11 +364,12 @@ def iter_paragraphs(text: str) -> Iterator[str]:
             continue
         if in_code:
             continue
-        if not s or s.startswith(("#", "|", ">")) or (s[0] in "-*+0123456789" and _LIST_ITEM.match(s)):
+        label = s[:2] in ("**", "__") and _BOLD_LABEL.match(s)  # "**Summary**" on its own line: a heading
+        if not s or label or s.startswith(("#", "|", ">")) or (s[0] in "-*+0123456789" and _LIST_ITEM.match(s)):
             if cur:
                 yield " ".join(cur)
                 cur = []
-            if s and not s.startswith(("#", "|", ">")):
+            if s and not label and not s.startswith(("#", "|", ">")):
                 cur = [_LIST_MARK.sub("", s)]
             continue
         cur.append(s)

@@ -84,6 +84,15 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
         assert not c.has_test_evidence, heading
 
 
+def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
+    """verl #4320's key change read "Summary This PR enhances…": its "What does this PR
+    do?" section opened with a bold "**Summary**" line. A bold sentence is still one."""
+    assert first_sentence("**Summary**\nThis PR enhances the profiler.\nMore.") == "This PR enhances the profiler."
+    assert first_sentence("__Key changes:__\n- adds a flag to the trainer") == "adds a flag to the trainer"
+    assert first_sentence("**This PR removes the old loader.**\nIt was unused.") == "This PR removes the old loader."
+    assert first_sentence("**Note**: the loader is gone.") == "Note: the loader is gone."
+
+
 def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 
