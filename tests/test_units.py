@@ -328,6 +328,25 @@ def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
     assert "type:feat" in reasons and "core_path" in reasons
 
 
+@pytest.mark.parametrize("lang, shown", [
+    ("en", "(#1: conf/a.yaml deleted, conf/b.yaml deleted and 3 more; #2: lr removed from conf/train.yaml)"),
+    ("zh", "（#1：删除了conf/a.yaml、删除了conf/b.yaml等5处改动；#2：conf/train.yaml中移除了lr）")])
+def test_config_changes_of_several_prs_are_told_per_pr_with_how_many_more(tmp_path, lang, shown):
+    """verl 2026-W18 listed four deleted files of #6162 under "#6200, #6162, #6126" and
+    nothing of the other two: the first four items of all the PRs' evidence, no count."""
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {"conf/train.yaml": "sched: cos\nlr: 1\n",
+                                                   **{f"conf/{c}.yaml": "x: 1\n" for c in "abcde"}})
+    b.commit("[cfg] chore: drop the old configs (#1)", "2026-03-02T10:00:00+00:00", {f"conf/{c}.yaml": None for c in "abcde"})
+    b.commit("[cfg] chore: drop lr (#2)", "2026-03-03T10:00:00+00:00", {"conf/train.yaml": "sched: cos\n"})
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": lang})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "config_change")
+    assert sorted(risk.prs) == [1, 2] and shown in risk.text, risk.text
+
+
 @pytest.mark.parametrize("lang, shown", [("en", "lr removed from conf/train.yaml"), ("zh", "conf/train.yaml中移除了lr")])
 def test_removed_config_key_is_named_in_the_report(tmp_path, lang, shown):
     """A key removed without a replacement (no rename) is a risk the report names.

@@ -193,9 +193,8 @@ def _p95(values: list[int]) -> int:
 def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     """Evidence of renamed or removed configuration: keys, fields, files, or the title."""
     ev: list[str] = []
-    for f in pr.files:
-        if f.status == "D" and fk.is_config(f.path):
-            ev.append(f"removed config file {f.path}")
+    deleted = {f.path for f in pr.files if f.status == "D" and fk.is_config(f.path)}
+    ev += [f"removed config file {path}" for path in sorted(deleted)]
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
     current, keys = "", _NO_KEYS
@@ -207,7 +206,7 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
         if not keys or line.startswith(("+++", "---")):
             continue
         m = next((m for rx in keys if (m := rx.match(line))), None)
-        if m:
+        if m and current not in deleted:  # the keys of a deleted file go with it: said once, as the file
             (removed if m.group(1) == "-" else added)[m.group(3)].append(current)
     gone = [k for k in removed if k not in added]
     new = [k for k in added if k not in removed]

@@ -9,6 +9,7 @@ onto the report's risks so JSON readers get the same wording.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from ..aggregate import WeekFacts
 from ..analysis import files as fk
@@ -520,6 +521,17 @@ def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, 
     return shown, count, "both" if moved and removed else "moved" if moved else "removed"
 
 
+def _config_detail(cat: Catalog, evidence: str) -> str:
+    """A config key renamed or removed, or a config file deleted, as the reader is told."""
+    if m := _RENAMED.match(evidence):
+        return cat.t("detail.renamed", old=m[1], new=m[2], file=m[3])
+    if m := _REMOVED.match(evidence):
+        return cat.t("detail.removed_key", key=m[1], file=m[2])
+    if m := _REMOVED_FILE.match(evidence):
+        return cat.t("detail.removed_file", file=m[1])
+    return ""
+
+
 def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
     return [facts.analyses[n].gist for n in numbers[:limit] if n in facts.analyses]
 
@@ -528,16 +540,18 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     """The evidence of a risk, in the report's language, from the PRs it names."""
     prs = [p for p in map(facts.pr, r.prs) if p is not None]
     sep = "；" if cat.lang == "zh" else "; "
-    if r.kind == "config_change":
-        out = []
-        for e in r.evidence[:4]:
-            if m := _RENAMED.match(e):
-                out.append(cat.t("detail.renamed", old=m[1], new=m[2], file=m[3]))
-            elif m := _REMOVED.match(e):
-                out.append(cat.t("detail.removed_key", key=m[1], file=m[2]))
-            elif m := _REMOVED_FILE.match(e):
-                out.append(cat.t("detail.removed_file", file=m[1]))
-        return sep.join(out) or cat.join(_gists(facts, r.prs))
+    if r.kind == "config_change":  # per PR: what it renamed or removed, the first few and how many more
+        parts = []
+        for n in r.prs[:3]:
+            own = facts.analyses[n].risks if n in facts.analyses else []
+            evidence = next((x.evidence for x in own if x.kind == "config_change"), r.evidence if len(r.prs) == 1 else [])
+            changes = [d for d in map(partial(_config_detail, cat), evidence) if d]
+            limit = 4 if len(r.prs) == 1 else 2
+            text = cat.t("list.sep").join(changes[:limit]) + (
+                cat.t("risk_text.more_changes", count=len(changes) - limit, total=len(changes)) if len(changes) > limit else "")
+            if text:
+                parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
+        return sep.join(parts) or cat.join(_gists(facts, r.prs))
     if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
         parts = []
         for n in r.prs[:3]:
