@@ -471,6 +471,20 @@ def test_the_cards_risks_of_one_pr_share_a_line(tmp_path):
     assert any("模块被删除或移动" in line and "缺少测试" in line and line.endswith("：#10") for line in zh), zh
 
 
+def test_a_cards_risk_line_counts_the_prs_past_the_third(tmp_path):
+    """verl 2026-W24's card read "Configuration churn: #6710, #6593, #6505" where the
+    report named four PRs: the fourth was dropped without a word."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"conf/train.yaml": "lr: 1\n", "acme/app.py": b.lines(20)})
+    for n in range(10, 15):
+        b.commit(f"[cfg] chore: tune value {n} (#{n})", f"2026-01-{n + 2}T09:00:00+00:00",
+                 {"conf/train.yaml": f"lr: 1\nv{n}: {n}\n", "tests/test_conf.py": b.lines(3)})
+    lines = _report(b.path, "2026-W03")["card"]["risks"]
+    assert any(line.startswith("Configuration churn: #") and line.endswith(" and 2 more") for line in lines), lines
+    zh = _report(b.path, "2026-W03", "zh")["card"]["risks"]
+    assert any(line.endswith("等5个PR") for line in zh), zh
+
+
 def test_the_largest_pr_is_larger_than_99_percent_of_recent_ones_not_100(tmp_path):
     """A PR is among the recent PRs it is compared with: the reason in the JSON and the key
     change both say 99%, never 100%."""

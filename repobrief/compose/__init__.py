@@ -683,16 +683,19 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         highlights = [period_t(facts, "card.no_changes")]
     # The top risks, one line each; risks of the same PRs share a line ("Large changes in
     # core paths and very large PRs: #6710"), so three lines are three concerns.
-    lines: dict[tuple[int, ...], list[str]] = {}
+    lines: dict[tuple[tuple[int, ...], int], list[str]] = {}  # by (its first three PRs, how many)
     for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity]):
-        key = tuple(r.prs[:3])
+        key = (tuple(r.prs[:3]), len(r.prs))
         if key not in lines and len(lines) == 3:
             continue
         titles = lines.setdefault(key, [])
         later = titles and cat.lang == "en" and r.title[1:2].islower()  # "very large PRs"; "CI churn" as it is
         titles.append(r.title[:1].lower() + r.title[1:] if later else r.title)
-    risks = [f"{cat.join(titles)}：{cat.prs(list(prs))}" if cat.lang == "zh" else f"{cat.join(titles)}: {cat.prs(list(prs))}"
-             for prs, titles in lines.items()]
+    risks = []
+    for (prs, total), titles in lines.items():
+        # the PRs past the third are counted, not dropped ("… and 1 more" / "等4个PR")
+        named = cat.prs(list(prs)) + (cat.t("risk_text.more", count=total - len(prs), total=total) if total > len(prs) else "")
+        risks.append(f"{cat.join(titles)}：{named}" if cat.lang == "zh" else f"{cat.join(titles)}: {named}")
     if not risks:
         risks = [period_t(facts, "card.no_risks")]
     w = facts.window
