@@ -93,6 +93,21 @@ def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
     assert first_sentence("**Note**: the loader is gone.") == "Note: the loader is gone."
 
 
+def test_a_fix_titled_by_its_problem_gets_its_verb_back():
+    """"fix: stuck issue with mixed text-image data" read "The most notable changes: Stuck
+    issue with mixed text-image data (#3670)", as if the week had brought the problem."""
+    from repobrief.engines.offline import gist_of
+
+    assert gist_of("stuck issue with mixed text-image data", fix=True) == "Fix stuck issue with mixed text-image data"
+    assert gist_of("Qwen2_vl position_ids shape mismatch", fix=True) == "Fix Qwen2_vl position_ids shape mismatch"
+    assert gist_of("A major issue in random sampling", fix=True) == "Fix a major issue in random sampling"
+    # a description that starts with what the PR does, or says "fix" itself, or names no problem
+    for d in ("add retry on errors", "preserve MTP drafter weights during hybrid sleep", "typo fix in the docs",
+              "DAPO wandb link"):
+        assert gist_of(d, fix=True) == gist_of(d) == d[:1].upper() + d[1:]
+    assert gist_of("stuck issue with mixed data") == "Stuck issue with mixed data"  # not a fix: as written
+
+
 def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 

@@ -22,9 +22,35 @@ from . import Engine
 GIST_MAX = 200
 
 
-def gist_of(description: str) -> str:
+def gist_of(description: str, fix: bool = False) -> str:
+    """The PR's change in a few words, from its title's description. A fix titled by its
+    problem ("fix: stuck issue with mixed data") reads as that problem once the type is
+    gone ("Stuck issue with mixed data"), so it gets its verb back: "Fix stuck issue …"."""
     d = clip(description.strip(), GIST_MAX, at_word=True).rstrip(".")
+    if fix and _NAMES_PROBLEM.search(d) and not _VERB_FIRST.match(d) and not _SAYS_FIX.search(d):
+        d = "Fix " + (d[:1].lower() + d[1:] if re.match(r"[A-Z][a-z]*\b", d) else d)  # "A major issue", not "HTTP"
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
+
+
+# A fix's description that names what was wrong, and one that starts with what the PR does.
+_NAMES_PROBLEM = re.compile(
+    r"\b(?:issues?|bugs?|errors?|mismatch(?:es)?|crash(?:es)?|failures?|fails?|failed|failing|problems?|typos?|leaks?|"
+    r"hangs?|deadlocks?|missing|broken|incorrect|wrong|invalid|can'?t|cannot|doesn'?t|does not|unable|regressions?)\b",
+    re.I,
+)
+_SAYS_FIX = re.compile(r"\b(?:bug)?fix(?:es|ed|ing)?\b", re.I)
+_VERB_FIRST = re.compile(
+    r"(?:fix|add|support|remove|avoid|prevent|handle|correct|resolve|restore|keep|guard|skip|set|pass|respect|honou?r|"
+    r"allow|return|raise|check|catch|clean|ensure|make|use|update|align|move|replace|rename|revert|disable|enable|drop|"
+    r"limit|apply|unify|import|initiali[sz]e|load|save|convert|compute|calculate|reset|sync|wait|bump|patch|improve|"
+    r"refactor|change|call|register|treat|read|write|release|free|close|clear|specify|validate|normali[sz]e|cast|pin|"
+    r"relax|clamp|filter|propagate|forward|expose|include|exclude|retry|recompute|reorder|sort|adjust|tolerate|accept|"
+    r"reject|let|get|infer|strip|trim|delay|defer|log|warn|print|silence|suppress|rework|repair|address|mitigate|"
+    r"stabili[sz]e|reduce|increase|lower|emit|delete|stop|create|wire|preserve|install|separate|modify|optimi[sz]e|"
+    r"backfill|carry|do|don'?t|bugfix|hotfix|properly|correctly|only|always|never|no|not)"
+    r"(?:e?s|e?d|ing)?\b",
+    re.I,
+)
 
 
 _STATES_CHANGE = re.compile(
@@ -62,7 +88,7 @@ class OfflineEngine(Engine):
         body = clean_body(pr.body)
         importance, reasons = score(pr, c, body, ctx)
         breaking = c.breaking or bool(body.breaking_note)
-        gist = gist_of(c.parsed.description)
+        gist = gist_of(c.parsed.description, fix=c.type == "fix")
         cat = catalog(ctx.lang)
         what = _short(first_sentence(body.what, 400))
         # The body's first sentence says more than the title when it states the change
