@@ -224,3 +224,20 @@ def test_warnings_are_shown_and_long_words_wrap(browser, tmp_path):
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     finally:
         page.close()
+
+
+def test_code_spans_in_pr_text_read_as_code_and_stay_inert():
+    """A title's `verl/trainer/ppo/v1` showed its backticks in the HTML (the Markdown
+    report renders them as code). Inside a code span PR text stays escaped."""
+    from dataclasses import replace
+
+    report = sample_report("en")
+    first = report.sections.key_changes[0]
+    report.sections.key_changes[0] = replace(first, name="Use `verl/trainer/ppo/v1` by default",
+                                             text="It sets `trainer.use_v1=True` and `<script>alert(1)</script>`.")
+    report.sections.table[0] = replace(report.sections.table[0], gist="Deprecate `FLASK_ENV` and `app.env`")
+    html = render_page(report, backend="svg")
+    assert "<h3>Use <code>verl/trainer/ppo/v1</code> by default" in html
+    assert "It sets <code>trainer.use_v1=True</code> and <code>&lt;script&gt;alert(1)&lt;/script&gt;</code>." in html
+    assert "<td>Deprecate <code>FLASK_ENV</code> and <code>app.env</code></td>" in html
+    assert "<script>alert(1)" not in html and "`" not in re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)

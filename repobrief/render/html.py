@@ -32,9 +32,21 @@ TOP_TREND_THEMES = 5
 _PR_REF = re.compile(r"(?<![&\w])#(\d+)\b")
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+
+
+def code_spans(text: str) -> Markup:
+    """`text` escaped, its Markdown code spans (`verl/trainer/ppo/v1`) as <code>: PR titles
+    and bodies write paths and settings that way, and a reader should not see backticks."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
+
+
 def environment():
-    """The HTML environment: the package's, autoescaped, with `REPOBRIEF_TEMPLATES` searched first."""
-    return template_environment(autoescape=True)
+    """The HTML environment: the package's, autoescaped, with `REPOBRIEF_TEMPLATES` searched
+    first, and the `code` filter (`code_spans`) for text quoted from PRs."""
+    env = template_environment(autoescape=True)
+    env.filters["code"] = code_spans
+    return env
 
 
 def page_assets(env) -> dict:
@@ -84,7 +96,7 @@ def render_page(
             href = link(n) if n in numbers else None
             return f'<a href="{escape(href)}">#{n}</a>' if href else m.group(0)
 
-        return Markup(_PR_REF.sub(sub, str(escape(text))))
+        return Markup(_PR_REF.sub(sub, str(code_spans(text))))
 
     template = env.get_template("report.html.j2")
     return template.render(
