@@ -343,6 +343,22 @@ def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
     assert "type:feat" in reasons and "core_path" in reasons
 
 
+def test_a_setting_removed_by_its_dotted_name_in_the_title_is_a_config_risk(tmp_path):
+    """verl #6198 "remove actor.dump_memory_snapshot" took a setting away that the code
+    read (no config file changed): the report did not name it anywhere."""
+    from repobrief.pipeline import generate_report
+
+    b = GitRepoBuilder(tmp_path / "r")
+    b.commit("init", "2026-01-05T10:00:00+00:00", {"pkg/trainer.py": b.lines(40), "pkg/algo.py": b.lines(40)})
+    b.commit("[trainer] fix: remove actor.dump_memory_snapshot (#1)", "2026-03-02T10:00:00+00:00",
+             {"pkg/trainer.py": b.lines(32)})
+    b.commit("[algo] fix: remove torch.quantile-based metrics (#2)", "2026-03-03T10:00:00+00:00", {"pkg/algo.py": b.lines(30)})
+    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en"})
+    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    risk = next(r for r in rep.risks if r.kind == "config_change")
+    assert risk.prs == [1] and risk.severity == "high" and "actor.dump_memory_snapshot removed" in risk.text
+
+
 @pytest.mark.parametrize("lang, shown", [
     ("en", "(#1: conf/a.yaml deleted, conf/b.yaml deleted and 3 more; #2: lr removed from conf/train.yaml)"),
     ("zh", "（#1：删除了conf/a.yaml、删除了conf/b.yaml等5处改动；#2：conf/train.yaml中移除了lr）")])

@@ -219,6 +219,10 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
             ev.append(f"config key renamed {k} -> {partner} in {files[0]}")
         else:
             ev.append(f"config key removed: {k} ({files[0]})")
+    # A setting the title says is removed, by its dotted name ("remove
+    # actor.dump_memory_snapshot": read in code, it is in no config file's diff).
+    if not ev and (named := _REMOVED_KEY_IN_TITLE.search(pr.title)):
+        ev.append(f"config key removed (title): {named[1]}")
     # The title alone: "drop tied keys before save_pretrained" names no setting; a title
     # says configuration when it says so, or when the PR touches configuration files.
     if not ev and _has_config_verb(pr.title) and (
@@ -227,6 +231,10 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     return ev
 
 
+# "remove actor.dump_memory_snapshot": a dotted name whose last part is a snake_case word,
+# as settings are named (not `torch.quantile`, not a file such as `main_ppo.py`).
+_REMOVED_KEY_IN_TITLE = re.compile(
+    r"\b(?:remov|drop)\w*\s+(?:the\s+)?`?([a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)*\.[a-z][a-z0-9]*_[a-z0-9_]+)`?(?![\w.])")
 _CONFIG_OBJECT = re.compile(r"\b(?:config\w*|option\w*|flag\w*|arg\w*|param\w*|setting\w*)\b", re.I)
 # A fix of spelling or of the linters' complaints needs no test of its own.
 _NO_TEST_NEEDED = re.compile(r"\b(?:typos?|spelling|misspell\w*|lint\w*|pre-commit|formatting)\b", re.I)

@@ -493,6 +493,7 @@ def risk_title(cat: Catalog, r: Risk) -> str:
 _RENAMED = re.compile(r"^config key renamed (\S+) -> (\S+) in (\S+)$")
 _REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
 _REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
+_REMOVED_NAMED = re.compile(r"^config key removed \(title\): (\S+)$")
 _MODULE = re.compile(r"^module (?:removed: (\S+)|moved: (\S+) -> (\S+))$")
 _MODULES_MORE = re.compile(r"^(\d+) more modules? removed or moved$")
 
@@ -521,6 +522,14 @@ def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, 
     return shown, count, "both" if moved and removed else "moved" if moved else "removed"
 
 
+def _more_prs(cat: Catalog, detail: str, prs: list[int], shown: int = 3) -> str:
+    """A risk's detail of its first `shown` PRs, and how many more PRs it has (not the
+    fourth PR's removals dropped without a word)."""
+    if not detail or len(prs) <= shown:
+        return detail
+    return detail + cat.t("risk_text.more_prs", count=len(prs) - shown, total=len(prs))
+
+
 def _config_detail(cat: Catalog, evidence: str) -> str:
     """A config key renamed or removed, or a config file deleted, as the reader is told."""
     if m := _RENAMED.match(evidence):
@@ -529,6 +538,8 @@ def _config_detail(cat: Catalog, evidence: str) -> str:
         return cat.t("detail.removed_key", key=m[1], file=m[2])
     if m := _REMOVED_FILE.match(evidence):
         return cat.t("detail.removed_file", file=m[1])
+    if m := _REMOVED_NAMED.match(evidence):
+        return cat.t("detail.removed_named", key=m[1])
     return ""
 
 
@@ -551,7 +562,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
                 cat.t("risk_text.more_changes", count=len(changes) - limit, total=len(changes)) if len(changes) > limit else "")
             if text:
                 parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
-        return sep.join(parts) or cat.join(_gists(facts, r.prs))
+        return _more_prs(cat, sep.join(parts), r.prs) or cat.join(_gists(facts, r.prs))
     if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
         parts = []
         for n in r.prs[:3]:
@@ -564,7 +575,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
                                 + [cat.t("detail.module_moved", old=m[2], new=m[3]) for m in found if m[2]])
             if text:
                 parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
-        return sep.join(parts) or cat.join(_gists(facts, r.prs))  # a model's own evidence: the PRs' gists
+        return _more_prs(cat, sep.join(parts), r.prs) or cat.join(_gists(facts, r.prs))  # a model's own evidence: gists
     if r.kind == "core_path":
         core = tuple(facts.stats.get("core_paths", []))
         parts = []
