@@ -86,7 +86,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
     modules = module_changes(pr, _packages(ctx.project, tuple(ctx.core_paths)))
     if modules:
-        out.append(Risk("module_removed", "medium", [n], modules))
+        out.append(Risk("module_removed", "high", [n], modules))  # imports of it fail, as a removed key does
     deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
     ci_only = bool(pr.files) and all(fk.is_ci(f.path) for f in pr.files)  # a CI action's version is no user's dependency
     if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)
@@ -362,7 +362,8 @@ def merge_risks(per_pr: list[Risk], week: list[Risk], importance: dict[int, floa
     for r in merged:
         r.prs = sorted(set(r.prs), key=lambda n: (-importance.get(n, 0), n))
     # A week's churn (many CI or config changes) holds its largest PRs too: among risks of
-    # one severity, those about particular PRs come first, so the churn is not "the main risk".
-    merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], r.kind in _CHURN,
+    # one severity, those about particular PRs come first, so the churn is not "the main risk";
+    # a change its authors call breaking comes before any other of its severity.
+    merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], r.kind != "breaking_change", r.kind in _CHURN,
                                -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
     return merged
