@@ -479,15 +479,22 @@ def sentences(text: str, limit: int = 220) -> Iterator[str]:
 
 def clip(text: str, limit: int, *, at_word: bool = False) -> str:
     """`text`, or its first `limit - 1` characters and "…" (`at_word`: cut at the last
-    space before them, without a dangling comma or colon)."""
+    space before them, without a dangling comma or colon, and before a parenthesis or
+    code span the cut would leave open, when that keeps half of it)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     if at_word:
-        return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(",;: ") + "…"
+        cut = cut.rsplit(" ", 1)[0] if " " in cut else cut
+        opened = max(cut.rfind("(") if cut.count("(") > cut.count(")") else -1,
+                     cut.rfind("`") if cut.count("`") % 2 else -1)
+        if opened >= limit // 2:
+            cut = cut[:opened]
+        return cut.rstrip(",;: (") + "…"
     return cut.rstrip() + "…"
 
 
 def first_sentence(text: str, limit: int = 220) -> str:
-    """The first real sentence of `text` (`sentences`), at most `limit` characters."""
-    return clip(next(sentences(text, limit), ""), limit)
+    """The first real sentence of `text` (`sentences`), at most `limit` characters (cut
+    between words, not inside a parenthesis it opens)."""
+    return clip(next(sentences(text, limit), ""), limit, at_word=True)
