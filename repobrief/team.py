@@ -161,19 +161,28 @@ _ENTRY_KEYS = {f for f in RepositoryEntry.__dataclass_fields__}
 
 
 def load_team(path: str | os.PathLike) -> Team:
-    """Read and check a team config; relative paths are resolved against its folder."""
+    """Read and check a team config; relative paths are resolved against its folder. An
+    error in it names the file, as a repository config's does."""
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"team config {str(path)!r} is a folder", "give the team.toml file with --config")
     data = read_config_file(path)
     try:
-        team = _build(TeamSettings, data)
+        return _load_team(path, data)
     except ConfigError as e:
-        if e.option is not None and "repositories" not in data and e.message.startswith("unknown option"):
-            raise ConfigError(f"{e.message} (in {path})", f"{path} looks like a repository's config, not a team config: "
-                              f"give it to `repobrief report --config`, or list repositories in [[repositories]] "
-                              "tables (docs/scaling.md)", option=e.option) from None
-        raise
+        if str(path) in e.message:
+            raise
+        hint = e.hint
+        repository_keys = {f.name for f in dataclasses.fields(Settings)}
+        if (e.option is not None and "repositories" not in data and e.message.startswith("unknown option")
+                and e.option.partition(".")[0] in repository_keys):  # not a typo ([[repository]]): did-you-mean
+            hint = (f"{path} looks like a repository's config, not a team config: give it to `repobrief report "
+                    "--config`, or list repositories in [[repositories]] tables (docs/scaling.md)")
+        raise ConfigError(f"{e.message} (in {path})", hint, option=e.option) from None
+
+
+def _load_team(path: Path, data: dict) -> Team:
+    team = _build(TeamSettings, data)
     if not team.repositories:
         raise ConfigError(
             f"team config {str(path)!r} lists no repositories",

@@ -63,11 +63,24 @@ def parse_timezone(name: str | None) -> ZoneInfo:
         same = [z for z in zones if z.lower() == name.strip().lower()]
         if same:  # `utc`, `asia/shanghai`: the zone meant, however it is cased
             return ZoneInfo(same[0])
+        meant = _ABBREVIATIONS.get(name.strip().upper())
         near = difflib.get_close_matches(name, zones, n=1)
         raise UsageError(
             f"unknown time zone {name!r}; use an IANA name such as Asia/Shanghai, Europe/Berlin or UTC",
+            f"{name.strip().upper()} is an abbreviation, not a zone: give {meant}" if meant else
             f"did you mean {near[0]!r}?" if near else None,
         ) from None
+
+
+# Abbreviations people type for a zone (they name no zone: CST is China's and the US's),
+# with the IANA names they usually mean; the zones tzdata itself calls EST, CET, … load as they are.
+_ABBREVIATIONS = {
+    "CST": "Asia/Shanghai (China) or America/Chicago (US Central)", "CDT": "America/Chicago",
+    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles", "EDT": "America/New_York",
+    "MDT": "America/Denver", "IST": "Asia/Kolkata (India) or Europe/Dublin (Ireland)",
+    "JST": "Asia/Tokyo", "KST": "Asia/Seoul", "HKT": "Asia/Hong_Kong", "SGT": "Asia/Singapore",
+    "BST": "Europe/London", "CEST": "Europe/Berlin", "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+}
 
 
 # Years a report can cover: its baseline reaches months back and its end a week on,

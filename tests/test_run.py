@@ -841,6 +841,18 @@ def test_one_repository_and_one_pr_are_said_in_the_singular(trio, tmp_path):
     assert "1 repositories" not in err
 
 
+def test_a_team_config_typo_gets_a_did_you_mean_and_every_error_names_the_file(tmp_path):
+    """`[[repository]]` was answered "looks like a repository's config", and errors found
+    after the file was read ("option 'workers' is -2") did not name it."""
+    cfg = write_team(tmp_path, '[[repository]]\nsource = "x"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code and f"error: unknown option 'repository' (in {cfg})" in err
+    assert "hint: did you mean 'repositories'?" in err and "looks like" not in err
+    cfg = write_team(tmp_path, 'workers = -2\n[[repositories]]\nsource = "x"\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code and f"option 'workers' is -2; expected 0 (one per CPU) or a positive whole number (in {cfg})" in err
+
+
 def test_a_repository_config_given_to_run_says_so(tmp_path):
     cfg = write_team(tmp_path, 'language = "en"\n[[modules]]\nname = "npu"\npaths = ["npu/**"]\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])

@@ -118,6 +118,19 @@ def test_a_long_first_sentence_is_cut_between_words_not_inside_a_parenthesis():
     assert first_sentence("One two three four five six seven eight nine ten.", 30) == "One two three four five six…"
 
 
+def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
+    """`--tz CST` was answered "did you mean 'UCT'?"."""
+    from repobrief.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        parse_timezone("CST")
+    assert e.value.hint == "CST is an abbreviation, not a zone: give Asia/Shanghai (China) or America/Chicago (US Central)"
+    with pytest.raises(UsageError) as e:
+        parse_timezone("Asia/Shangai")
+    assert e.value.hint == "did you mean 'Asia/Shanghai'?"
+    assert str(parse_timezone("EST")) == "EST"  # a zone tzdata has under that name loads as it is
+
+
 def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 
