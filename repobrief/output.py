@@ -45,10 +45,24 @@ def read_json(path: Path, hint: str):
 
 
 def check_out_folder(out: Path | None) -> None:
-    """`--out` names a folder to write into: an existing file there is a bad flag, said
-    before any work, not a write that fails at the end."""
-    if out is not None and out.exists() and not out.is_dir():
+    """`--out` names a folder to write into: an existing file there is a bad flag, and a
+    folder that cannot be written (a read-only file system, no permission) an error,
+    both said before any work, not a write that fails at the end of it."""
+    if out is None:
+        return
+    if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a file; give a folder")
+    # The folder, or the nearest one above it that exists (the rest is made when writing).
+    here = next((p for p in (out, *out.absolute().parents) if p.exists()), None)
+    if here is None or not here.is_dir():
+        return  # a file in the way above it: the write names it
+    try:
+        fd, probe = tempfile.mkstemp(dir=here, prefix=".repobrief-probe-")
+    except OSError as e:
+        raise RepobriefError(f"cannot write into --out {str(out)!r}: {e.strerror} ({here})",
+                             "check that --out is a writable folder") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def write_atomically(files: dict[Path, str], hint: str = "check that --out is a writable folder") -> None:

@@ -393,3 +393,12 @@ def test_a_damaged_manifest_is_named_or_mended_and_a_deleted_one_rebuilt(tmp_pat
     assert sorted(rebuilt["repositories"]["acme/one"]["weeks"]) == ["2026-W24", "2026-W25", "2026-W26"]
     assert rebuilt["repositories"]["acme/one"]["weeks"]["2026-W24"] == weeks["2026-W24"]
     assert "2026-W24.html" in (out / "acme/one/index.html").read_text(encoding="utf-8")
+
+
+def test_an_out_folder_that_cannot_be_written_is_said_before_any_week_is_built(tmp_path):
+    """A read-only --out printed "2026-W25 built" for every week and only then "cannot
+    write": all the work was lost. (/proc takes no new files, whoever runs the test.)"""
+    code, _, err = run_cli("site", str(_repo(tmp_path / "one")), "--name", "acme/one", "--until-week", "2026-W26",
+                           "--weeks", "2", "--out", "/proc/repobrief-site")
+    assert code == 1 and "error: cannot write into --out '/proc/repobrief-site'" in err, err
+    assert "built" not in err and "hint: check that --out is a writable folder" in err
