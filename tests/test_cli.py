@@ -34,6 +34,21 @@ def test_help_lists_commands_and_options():
         assert opt in out.stdout
 
 
+def test_the_format_help_lists_every_built_in_format_and_no_default_twice():
+    """`report --format` said "md, json, …"; `backfill --help` said "(default: json).
+    [default: json]"."""
+    from repobrief.cli.options import FORMATS
+    from repobrief.registry import RENDERERS
+
+    listed = set(re.split(r"[,:\s]+", FORMATS)) - {"or", "a", "chat", "card"}
+    assert listed == set(RENDERERS._paths)
+    env = {**os.environ, "COLUMNS": "300"}
+    for command in ("report", "backfill", "site", "publish"):
+        out = subprocess.run([sys.executable, "-m", "repobrief", command, "--help"], capture_output=True, text=True, env=env)
+        for line in out.stdout.splitlines():
+            assert not ("(default" in line and "[default:" in line), line
+
+
 def test_version_needs_no_command():
     from repobrief import __version__
 

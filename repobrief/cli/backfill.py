@@ -17,9 +17,10 @@ from .report import parse_formats
 def backfill(
     path: str = opt.TARGET,
     first: str = typer.Option(..., "--from", help="First ISO week (2024-W44)."),
-    last: str = typer.Option("last", "--to", help="Last ISO week (default: the last complete week)."),
+    last: str = typer.Option("last", "--to", show_default=False, help="Last ISO week (default: the last complete week)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for DIR/{owner}__{repo}-{YYYY}-W{WW}.{lang}.{ext}."),
-    fmt: str = typer.Option("json", "--format", "-f", help="Comma-separated formats (default: json)."),
+    fmt: str = typer.Option("json", "--format", "-f", show_default=False,
+                            help=f"Comma-separated formats: {opt.FORMATS} (default: json)."),
     name: str = opt.NAME,
     tz: str = opt.TZ,
     lang: str = opt.LANG,
@@ -34,7 +35,7 @@ def backfill(
     offline: bool = opt.OFFLINE,
     skip_empty: bool = typer.Option(False, "--skip-empty", help="Write no files for weeks with nothing merged."),
     workers: int = typer.Option(
-        0, "--workers", "-j", min=0,
+        0, "--workers", "-j", min=0, show_default=False,
         help="Processes writing weeks in parallel (default 0: every core for offline reports from a clone, else 1).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary on stderr."),

@@ -22,6 +22,8 @@ DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (de
 READ_DB = typer.Option(None, "--db", help="Store the reports read from: the PRs `sync` kept (github source) and the llm "
                        "engine's cached answers; a SQLite file or a database URL (default: user data dir). A clone read "
                        "with the offline engine needs none, and reports are not kept in it (`report --db` keeps a week's).")
+# The built-in renderers (`registry.RENDERERS`; tests/test_cli.py keeps the two in step).
+FORMATS = "md, html, json, or a chat card: feishu, lark, slack, dingtalk, wecom"
 LLM_MODEL = typer.Option(None, "--llm-model", help="Model name for --engine llm.")
 LLM_CONCURRENCY = typer.Option(None, "--llm-concurrency", help="Parallel LLM requests (default 8).")
 SOURCE = typer.Option(None, "--source", help="Source of a target without a prefix: git (default) or github (OWNER/REPO); a github: target needs none.")

@@ -68,7 +68,7 @@ def report(
     until: str = typer.Option(None, "--until", help="End date, inclusive (YYYY-MM-DD); default today."),
     tz: str = opt.TZ,
     lang: str = opt.LANG,
-    fmt: str = typer.Option(None, "--format", "-f", help="Comma-separated formats: md, json, … (default: md)."),
+    fmt: str = typer.Option(None, "--format", "-f", help=f"Comma-separated formats: {opt.FORMATS} (default: md)."),
     out: Path = typer.Option(None, "--out", "-o", help="Folder to write the files into, named OWNER__REPO-WEEK.LANG.EXT (a date range: …-START..END.LANG.EXT); default: stdout."),
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
