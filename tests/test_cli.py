@@ -154,9 +154,12 @@ def test_a_clone_owned_by_another_user_is_named_as_such_not_as_no_repository(sma
     assert f"hint: if you trust it: git config --global --add safe.directory {clone}" in err
 
 
-def test_bad_paths_and_config(tmp_path):
+def test_bad_paths_and_config(tmp_path, monkeypatch):
     got, _, err = run_cli("report", str(tmp_path / "nope"))
-    assert got == 4 and "does not exist" in err
+    assert got == 4 and "does not exist" in err and "github:" not in err
+    monkeypatch.chdir(tmp_path)  # OWNER/REPO, as `sync` takes it: the GitHub form is suggested
+    got, _, err = run_cli("report", "verl-project/verl")
+    assert got == 4 and "hint: give the path of a local git clone, or github:verl-project/verl to read" in err
     got, _, err = run_cli("report", str(tmp_path))
     assert got == 4 and "not a git repository" in err
     git(tmp_path, "init", "-q", "empty")

@@ -187,7 +187,10 @@ class GitSource(Source):
         self.path = Path(location).expanduser()
         self.settings = settings
         if not self.path.exists():
-            raise SourceError(f"path {str(self.path)!r} does not exist", "give the path of a local git clone")
+            hint = "give the path of a local git clone"
+            if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", location) and not location.startswith("."):
+                hint += f", or github:{location} to read the repository from GitHub"  # OWNER/REPO
+            raise SourceError(f"path {str(self.path)!r} does not exist", hint)
         if not self.path.is_dir():
             raise SourceError(f"{str(self.path)!r} is a file, not a git repository", "give the folder of a local git clone")
         self.branch = (settings.branch if settings is not None and settings.branch else "") or "HEAD"
