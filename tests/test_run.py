@@ -824,8 +824,8 @@ def test_one_repository_and_one_pr_are_said_in_the_singular(trio, tmp_path):
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
     assert code == 0, err
     assert re.search(r"^\[1/1\] acme/torch: 1 PR, 1 file in [\d.]+ s$", err, re.M), err
-    assert "\n1 of 1 repository reported\n" in err
     out = tmp_path / "out"
+    assert f"\n1 of 1 repository reported into {out / 'acme__torch'}\n" in err  # where the files went
     en = (out / "ecosystem-2026-W26.en.md").read_text()
     assert en.startswith("# Ecosystem digest, 2026-W26 (1 repository)\n")
     assert "This week 1 repository merged 1 PR, adding " in en and "breaking changes: 0." in en

@@ -4,6 +4,7 @@ and an optional ecosystem digest across them."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -176,7 +177,8 @@ def _end(results, quiet: bool) -> None:
         raise PublishError(summary, "the reports are written; fix the publish targets above and run again with "
                            "--only NAME to post the cards")
     if not quiet:
-        typer.echo(summary, err=True)
+        folders = {str(Path(f).parent) for r in results for f in r.files}  # a folder per repository, in `out`
+        typer.echo(summary + (f" into {os.path.commonpath(sorted(folders))}" if folders else ""), err=True)
 
 
 def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
