@@ -171,6 +171,8 @@ class Settings:
     source_file: str = ""  # where the file settings came from (informational)
 
     def validate(self) -> Settings:
+        if isinstance(self.language, str) and self.language.strip().lower() in LANGUAGES:
+            self.language = self.language.strip().lower()  # "EN" as `--lang EN` reads it
         if self.language not in LANGUAGES:
             _bad("language", self.language, f"one of {', '.join(LANGUAGES)}", LANGUAGES)
         if not 0.0 <= self.threshold <= 10.0:

@@ -267,6 +267,8 @@ def _load_team(path: Path, data: dict) -> Team:
 
 
 def _check_languages(option: str, langs: list[str]) -> None:
+    """Check a list of languages, read in any case ("EN" as `--lang EN` reads it)."""
+    langs[:] = [lang.strip().lower() if lang.strip().lower() in LANGUAGES else lang for lang in langs]
     for lang in langs:
         if lang not in LANGUAGES:
             raise ConfigError(f"option {option!r} has {lang!r}; expected a list of {', '.join(LANGUAGES)}")

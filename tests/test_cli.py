@@ -203,6 +203,11 @@ def test_language_and_engine_flags_take_any_case(small_repo):
     got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--lang", "EN", "--engine", "Offline", "-q")
     assert got == 0, err
     assert out.startswith("# acme/proj weekly report, 2026 week 10")
+    # a config file reads them as the flags do: `language = "EN"` was refused there
+    cfg = small_repo.parent / "upper.toml"
+    cfg.write_text('language = "EN"\n', encoding="utf-8")
+    got, out, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--config", str(cfg), "-q")
+    assert got == 0 and out.startswith("# acme/proj weekly report, 2026 week 10"), err
 
 
 def test_a_week_in_progress_says_so_in_the_report_and_on_stderr(small_repo, tmp_path):
