@@ -222,6 +222,13 @@ def _load_team(path: Path, data: dict) -> Team:
         entry = _build(RepositoryEntry, own, where)
         if not entry.source.strip():
             raise ConfigError(f"option '{where}.source' is empty", 'source = "path/to/clone" or "github:OWNER/REPO"')
+        if entry.source.strip().startswith("github:"):  # its form, before any work (a clone is looked at by its job)
+            from .sources.github import parse_repository
+
+            try:
+                parse_repository(entry.source)
+            except UsageError as e:
+                raise ConfigError(f"option '{where}.source': {e.message}", e.hint, option=f"{where}.source") from None
         _check_languages(f"{where}.languages", entry.languages)
         _check_formats(f"{where}.formats", entry.formats, parse_formats)
         if entry.timezone:

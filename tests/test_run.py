@@ -848,6 +848,9 @@ def test_a_team_config_typo_gets_a_did_you_mean_and_every_error_names_the_file(t
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
     assert code == ConfigError.exit_code and f"error: unknown option 'repository' (in {cfg})" in err
     assert "hint: did you mean 'repositories'?" in err and "looks like" not in err
+    cfg = write_team(tmp_path, '[[repositories]]\nsource = "github:a"\n')  # its form, before any work (was exit 8)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
+    assert code == ConfigError.exit_code and "option 'repositories[0].source': invalid GitHub repository" in err
     cfg = write_team(tmp_path, 'workers = -2\n[[repositories]]\nsource = "x"\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26"])
     assert code == ConfigError.exit_code and f"option 'workers' is -2; expected 0 (one per CPU) or a positive whole number (in {cfg})" in err
