@@ -285,16 +285,17 @@ def _tz_repo(path):
     return b.path
 
 
-def _tz_site(repo, out, week, *tz):
-    return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", week, "--weeks", "1",
-                   "--out", str(out), "-q", *tz)
+def _acme_site(repo, out, week, *extra, weeks: str = "1"):
+    """`repobrief site` of acme/one in English, `weeks` weeks up to `week`."""
+    return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", week, "--weeks", weeks,
+                   "--out", str(out), "-q", *extra)
 
 
 def test_a_site_is_extended_in_its_own_time_zone_and_another_is_refused(tmp_path):
     repo, out = _tz_repo(tmp_path / "one"), tmp_path / "site"
-    code, _, err = _tz_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
+    code, _, err = _acme_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
     assert code == 0, err
-    code, _, err = _tz_site(repo, out, "2026-W27")  # no --tz: the site's
+    code, _, err = _acme_site(repo, out, "2026-W27")  # no --tz: the site's
     assert code == 0, err
     w26, w27 = (json.loads((out / f"acme/one/2026-W2{n}.json").read_text(encoding="utf-8")) for n in (6, 7))
     assert w27["timezone"] == "Asia/Shanghai" and w27["range"]["start"] == w26["range"]["end"]
@@ -302,7 +303,7 @@ def test_a_site_is_extended_in_its_own_time_zone_and_another_is_refused(tmp_path
     assert json.loads((out / "site.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
 
     before = _files(out)
-    code, _, err = _tz_site(repo, out, "2026-W28", "--tz", "UTC")
+    code, _, err = _acme_site(repo, out, "2026-W28", "--tz", "UTC")
     assert code == 2
     assert "has its weeks in the time zone 'Asia/Shanghai'" in err and "--tz Asia/Shanghai" in err
     assert _files(out) == before
@@ -310,12 +311,12 @@ def test_a_site_is_extended_in_its_own_time_zone_and_another_is_refused(tmp_path
 
 def test_a_site_written_before_its_time_zone_was_recorded_keeps_the_one_of_its_reports(tmp_path):
     repo, out = _tz_repo(tmp_path / "one"), tmp_path / "site"
-    code, _, err = _tz_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
+    code, _, err = _acme_site(repo, out, "2026-W26", "--tz", "Asia/Shanghai")
     assert code == 0, err
     manifest = json.loads((out / "site.json").read_text(encoding="utf-8"))
     del manifest["timezone"], manifest["repositories"]["acme/one"]["timezone"]
     (out / "site.json").write_text(json.dumps(manifest), encoding="utf-8")
-    code, _, err = _tz_site(repo, out, "2026-W27")
+    code, _, err = _acme_site(repo, out, "2026-W27")
     assert code == 0, err
     assert json.loads((out / "acme/one/2026-W27.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
     assert "shanghai monday morning" in (out / "acme/one/2026-W27.html").read_text(encoding="utf-8")
@@ -326,8 +327,7 @@ def test_an_archived_week_that_cannot_be_read_back_is_named_and_nothing_is_writt
     JSON: JSON that is broken, or of another major schema version, stops the run with the
     file's name, before anything is written."""
     repo, out = _weeks_repo(tmp_path / "repo"), tmp_path / "site"
-    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W25",
-                           "--weeks", "1", "--out", str(out), "-q")
+    code, _, err = _acme_site(repo, out, "2026-W25")
     assert code == 0, err
     saved = out / "acme/one/2026-W25.json"
     good = json.loads(saved.read_text(encoding="utf-8"))
@@ -335,15 +335,13 @@ def test_an_archived_week_that_cannot_be_read_back_is_named_and_nothing_is_writt
                           (json.dumps({**good, "schema_version": "2.0"}), "has schema_version '2.0'; this repobrief reads 1.x")):
         saved.write_text(content, encoding="utf-8")
         before = _files(out)
-        code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
-                               "--weeks", "1", "--out", str(out), "-q")
+        code, _, err = _acme_site(repo, out, "2026-W26")
         assert code == 2 and str(saved) in err and says in err and "hint:" in err, err
         assert _files(out) == before
     # A later minor version's extra keys are read past.
     good["pull_requests"][0]["files"][0]["renamed_from"] = "src/old.py"
     saved.write_text(json.dumps(good), encoding="utf-8")
-    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
-                           "--weeks", "1", "--out", str(out), "-q")
+    code, _, err = _acme_site(repo, out, "2026-W26")
     assert code == 0, err
     assert "2026-W26.html" in (out / "acme/one/2026-W25.html").read_text(encoding="utf-8")
 
@@ -356,15 +354,13 @@ def test_a_damaged_manifest_is_named_or_mended_and_a_deleted_one_rebuilt(tmp_pat
     a broken entry stops the run with what is wrong, before anything is written; a
     deleted site.json is rebuilt from the weeks' JSON files."""
     repo, out = _weeks_repo(tmp_path / "repo"), tmp_path / "site"
-    code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W25",
-                           "--weeks", "2", "--out", str(out), "-q")
+    code, _, err = _acme_site(repo, out, "2026-W25", weeks="2")
     assert code == 0, err
     manifest = out / "site.json"
     good = json.loads(manifest.read_text(encoding="utf-8"))
 
     def run():
-        return run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
-                       "--weeks", "1", "--out", str(out), "-q")
+        return _acme_site(repo, out, "2026-W26")
 
     mended = json.loads(json.dumps(good))
     mended["repositories"]["acme/one"]["weeks"]["2026-W24"]["by_module"] = None
