@@ -42,7 +42,7 @@ from typing import Any
 from .config import Settings
 from .engines.llm import LLMEngine, PRRequest
 from .errors import EngineError, RepobriefError, UsageError
-from .output import write_atomically
+from .output import write_file
 from .window import Window
 
 __all__ = [
@@ -311,7 +311,7 @@ def export_team(
 def write_jsonl(rows: Iterable[dict], path: str | os.PathLike) -> int:
     """Write `rows` as JSON Lines (UTF-8), all or nothing; returns the count."""
     lines = [json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows]
-    write_atomically({Path(path): "".join(lines)}, "check that the folder exists and is writable")
+    write_file(Path(path), "".join(lines), "check that the folder exists and is writable")
     return len(lines)
 
 

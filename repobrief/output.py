@@ -70,12 +70,12 @@ def write_atomically(files: dict[Path, str], hint: str = "check that --out is a 
     files are moved aside and the new ones renamed into place; on any failure the
     old files come back and the new ones are removed. Ctrl-C and SIGTERM wait for
     the write to end; what a harder stop (SIGKILL, power loss) left half done is
-    repaired by the next write of the same files. A symbolic link is written through
-    (the file it points to is replaced; the link stays), and a device or FIFO
-    (`-o /dev/stdout`) is written into, after the files, never replaced by one."""
+    repaired by the next write of the same files. A file that is a symbolic link is
+    replaced, not followed: a link planted in a folder repobrief writes (a site's
+    gh-pages checkout) must not send its pages elsewhere (`write_file` follows the
+    one file a user names)."""
     staged: list[tuple[Path, Path]] = []
-    streams: list[tuple[Path, str]] = []
-    shown: dict[str, Path] = {}  # a temporary or resolved file's name -> the path the user gave
+    shown: dict[str, Path] = {}  # a temporary file's name -> the file it becomes
     current: Path | None = None
     # mkstemp makes a file private (0600); reports are served and shared, so they get
     # the mode a plainly created file would have.
@@ -86,13 +86,8 @@ def write_atomically(files: dict[Path, str], hint: str = "check that --out is a 
     # SIGTERM's default action (or os._exit) would run no clean-up of its own.
     with signals_deferred():
         try:
-            for given, text in files.items():
-                current = given
-                path, stream = _where_to(given)
-                shown[str(path)] = given
-                if stream:
-                    streams.append((path, text))
-                    continue
+            for path, text in files.items():
+                current = path
                 leftovers = _leftovers(path.parent)
                 if path.is_dir():
                     raise IsADirectoryError(21, "is a folder", str(path))
@@ -104,16 +99,12 @@ def write_atomically(files: dict[Path, str], hint: str = "check that --out is a 
                     _leftovers(path.parent)  # makes it again (empty: nothing to recover)
                     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((Path(name), path))  # before writing: a failed write removes it too
-                shown[name] = given
+                shown[name] = path
                 with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                     os.fchmod(fh.fileno(), mode)
                     fh.write(text)
             current = None
             _commit(staged)
-            for path, text in streams:
-                current = shown[str(path)]
-                with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                    fh.write(text)
         except BaseException as e:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
@@ -123,16 +114,23 @@ def write_atomically(files: dict[Path, str], hint: str = "check that --out is a 
             raise
 
 
-def _where_to(path: Path) -> tuple[Path, bool]:
-    """Where writing `path` writes, and whether that is a stream (a device, FIFO or
-    socket, written into as it is) rather than a file to replace."""
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))  # a dangling link: the file it names is made
+def write_file(path: Path, text: str, hint: str) -> None:
+    """Write the one file a user named (`batch export -o FILE`) as a shell redirect would:
+    a symbolic link is written through (the file it points to is replaced, the link
+    stays), a device or FIFO (`-o /dev/stdout`, `-o /dev/full`) is written into, never
+    replaced by a file; anything else is replaced whole (`write_atomically`)."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.stat(path).st_mode  # through a link: /dev/stdout is the pipe it names
     except OSError:
-        return path, False
-    return path, not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        try:  # no signals held back: a FIFO nobody reads blocks here, and Ctrl-C must end that
+            with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise RepobriefError(f"cannot write {path}: {e.strerror}", hint) from None
+        return
+    write_atomically({Path(os.path.realpath(path)) if path.is_symlink() else path: text}, hint)
 
 
 def _commit(staged: list[tuple[Path, Path]]) -> None:

@@ -591,33 +591,53 @@ def test_a_folder_removed_between_writes_is_made_again(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["a.md", "b.json"]
 
 
-def test_a_link_is_written_through_and_a_fifo_written_into(tmp_path):
-    """A report file that is a symbolic link (to a served folder, say) used to be replaced
-    by a plain file, its target never written; `-o` at a FIFO (or a device) replaced it
-    with a file and its reader got nothing. (A device is the FIFO's case: not tested on
+def test_a_named_file_that_is_a_link_or_a_fifo_is_written_as_a_redirect_would(tmp_path):
+    """`batch export -o FILE` replaced a link with a plain file (its target never written)
+    and a FIFO with a file (its reader got nothing); `-o /dev/full` turned the device into
+    a file. The one file a user names is now written through a link and into a FIFO, also
+    through a link to one, as /dev/stdout is. (A device is the FIFO's case: not tested on
     one, which a regression would replace.)"""
     import threading
 
-    from repobrief.output import write_atomically
+    from repobrief.output import write_file
 
     served = tmp_path / "served"
     served.mkdir()
-    (served / "a.md").write_text("last week's")
+    (served / "a.jsonl").write_text("last week's")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "a.md").symlink_to(served / "a.md")
-    (out / "b.md").symlink_to(served / "b.md")  # dangling: the file it names is made
-    fifo = out / "c.jsonl"
+    (out / "a.jsonl").symlink_to(served / "a.jsonl")
+    (out / "b.jsonl").symlink_to(served / "b.jsonl")  # dangling: the file it names is made
+    write_file(out / "a.jsonl", "this week's", "hint")
+    write_file(out / "b.jsonl", "new", "hint")
+    assert (out / "a.jsonl").is_symlink() and (out / "b.jsonl").is_symlink()
+    assert (served / "a.jsonl").read_text() == "this week's" and (served / "b.jsonl").read_text() == "new"
+    assert sorted(p.name for p in served.iterdir()) == ["a.jsonl", "b.jsonl"]  # no temporary file left
+    fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    got: list[str] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
-    reader.start()
-    write_atomically({out / "a.md": "this week's", out / "b.md": "new", fifo: '{"a":1}\n'})
-    reader.join(10)
-    assert (out / "a.md").is_symlink() and (out / "b.md").is_symlink()
-    assert (served / "a.md").read_text() == "this week's" and (served / "b.md").read_text() == "new"
-    assert got == ['{"a":1}\n'] and stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert sorted(p.name for p in served.iterdir()) == ["a.md", "b.md"]  # no temporary file left
+    (out / "stdout").symlink_to(fifo)
+    for target in (fifo, out / "stdout"):
+        got: list[str] = []
+        reader = threading.Thread(target=lambda into=got: into.append(fifo.read_text()), daemon=True)
+        reader.start()
+        write_file(target, '{"a":1}\n', "hint")
+        reader.join(10)
+        assert got == ['{"a":1}\n'] and stat.S_ISFIFO(os.stat(fifo).st_mode) and (out / "stdout").is_symlink()
+
+
+def test_a_link_in_a_folder_repobrief_writes_is_replaced_not_followed(tmp_path):
+    """A link planted in a site's folder (a gh-pages checkout) pointing outside it: the
+    page replaces the link, and the file it pointed to is left alone."""
+    from repobrief.output import write_atomically
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").symlink_to(victim)
+    write_atomically({site / "index.html": "<html>"})
+    assert victim.read_text() == "keep me"
+    assert not (site / "index.html").is_symlink() and (site / "index.html").read_text() == "<html>"
 
 
 def test_a_write_that_fails_half_way_leaves_no_file_behind(tmp_path):
