@@ -816,6 +816,19 @@ def test_workers_0_is_one_per_cpu_on_the_command_line_as_in_the_config(trio, tmp
     assert code == 0 and "0: one per CPU" in " ".join(re.sub(r"[│╭╮╰╯─]", " ", out).split())
 
 
+def test_where_the_files_went_with_a_relative_out_and_a_repositorys_own(trio, tmp_path, monkeypatch):
+    """A relative --out beside a repository's absolute `out` ended the run in a traceback
+    after all its work (os.path.commonpath mixes them), or would have said "into /"."""
+    own = tmp_path / "own"
+    cfg = write_team(tmp_path, 'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n'
+                               f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+                               f'[[repositories]]\nsource = "{trio["beta"]}"\nname = "acme/beta"\nout = "{own}"\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--out", "rel"])
+    assert code == 0 and "Traceback" not in err, err
+    assert f"2 of 2 repositories reported into {own}, {tmp_path / 'rel' / 'acme__alpha'}\n" in err, err
+
+
 def test_one_repository_and_one_pr_are_said_in_the_singular(trio, tmp_path):
     """English counts agree with their numbers ("1 repository", "1 PR", "1 file") in the
     progress, the summary and the digest; the Chinese digest keeps its wording."""

@@ -177,8 +177,19 @@ def _end(results, quiet: bool) -> None:
         raise PublishError(summary, "the reports are written; fix the publish targets above and run again with "
                            "--only NAME to post the cards")
     if not quiet:
-        folders = {str(Path(f).parent) for r in results for f in r.files}  # a folder per repository, in `out`
-        typer.echo(summary + (f" into {os.path.commonpath(sorted(folders))}" if folders else ""), err=True)
+        typer.echo(summary + _into(results), err=True)
+
+
+def _into(results) -> str:
+    """Where the files went: the out folder that holds a folder per repository, or the
+    folders themselves when a repository names its own `out`."""
+    folders = sorted({Path(f).parent.absolute() for r in results for f in r.files})
+    if not folders:
+        return ""
+    common = Path(os.path.commonpath(folders))
+    if all(f == common or f.parent == common for f in folders):
+        return f" into {common}"
+    return f" into {', '.join(map(str, folders))}" if len(folders) <= 3 else f" into {len(folders)} folders"
 
 
 def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
