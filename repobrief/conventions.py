@@ -324,9 +324,9 @@ def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, l
             headings.append(heading)
             kept.append(f"## {heading}")
         kept.append(content)
-        if _TEST_HEADING.search(heading):
+        if _TEST_HEADING.search(heading):  # "What this PR does and how it was tested": both
             tests.append(content)
-        elif not heading or heading.startswith(WHAT_HEADINGS):
+        if not heading or heading.startswith(WHAT_HEADINGS):
             what.append(content)
     return "\n\n".join(kept).strip(), "\n\n".join(what).strip(), "\n\n".join(tests).strip(), headings
 
@@ -345,8 +345,9 @@ _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
 _LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
-# A bold line that names what follows ("**Summary**", "__Key changes:__"), not a sentence.
-_BOLD_LABEL = re.compile(r"(\*\*|__)[^*_\n]{1,60}?[^*_.!?。\n]:?\1:?$")
+# A bold line that names what follows ("**Summary**", "__Key changes:__", "**What it fixes:**"),
+# not a sentence ("**Fix the deadlock in FSDP with many nodes**").
+_BOLD_LABEL = re.compile(r"(\*\*|__)(?:[^*_\s]+(?: [^*_\s]+){0,3}(?<![.!?。])|[^*_\n]{1,60}:)\1:?$")  # ≤ 4 words, or "…:"
 
 
 def iter_paragraphs(text: str) -> Iterator[str]:
@@ -480,12 +481,14 @@ def sentences(text: str, limit: int = 220) -> Iterator[str]:
 def clip(text: str, limit: int, *, at_word: bool = False) -> str:
     """`text`, or its first `limit - 1` characters and "…" (`at_word`: cut at the last
     space before them, without a dangling comma or colon, and before a parenthesis or
-    code span the cut would leave open, when that keeps half of it)."""
+    code span the cut would leave open — each when that keeps half of it)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     if at_word:
-        cut = cut.rsplit(" ", 1)[0] if " " in cut else cut
+        space = cut.rfind(" ")
+        if space >= limit // 2:  # else (Chinese has few spaces) cut where the limit is
+            cut = cut[:space]
         opened = max(cut.rfind("(") if cut.count("(") > cut.count(")") else -1,
                      cut.rfind("`") if cut.count("`") % 2 else -1)
         if opened >= limit // 2:

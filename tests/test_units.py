@@ -82,6 +82,9 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     for heading in ("Design & Code Changes", "`verl/experimental/agent_loop/tool_parser.py`", "Fixes cpu_unit_tests"):
         c = clean_body(f"### {heading}\n\nThe loader now keeps the order of the shards.\n")
         assert not c.has_test_evidence, heading
+    # a heading that names both is both: the description is not lost to the tests
+    c = clean_body("### What this PR does and how it was tested\n\nIt fixes the loader; 12 tests pass on gsm8k.\n")
+    assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
 def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
@@ -90,6 +93,8 @@ def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
     assert first_sentence("**Summary**\nThis PR enhances the profiler.\nMore.") == "This PR enhances the profiler."
     assert first_sentence("__Key changes:__\n- adds a flag to the trainer") == "adds a flag to the trainer"
     assert first_sentence("**This PR removes the old loader.**\nIt was unused.") == "This PR removes the old loader."
+    assert first_sentence("**Fix the deadlock in FSDP with many nodes**\n\n| a | b |") == \
+        "Fix the deadlock in FSDP with many nodes"  # more than four words, no colon: a sentence
     assert first_sentence("**Note**: the loader is gone.") == "Note: the loader is gone."
 
 
@@ -116,6 +121,9 @@ def test_a_long_first_sentence_is_cut_between_words_not_inside_a_parenthesis():
     cut = first_sentence(text, 140)
     assert cut == "The loader expects `position_ids` of shape `(4, batch, seq)` but the agent loop returns `(batch, 3, seq)`…"
     assert first_sentence("One two three four five six seven eight nine ten.", 30) == "One two three four five six…"
+    # Chinese has few spaces: cut where the limit is, not at the first space (it once kept "本 PR…")
+    zh = "本 PR " + "在多机训练时重新计算梯度之外，" * 20 + "。"
+    assert len(first_sentence(zh, 240)) == 240 and first_sentence(zh, 240).startswith("本 PR 在多机")
 
 
 def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
