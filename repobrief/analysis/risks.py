@@ -71,9 +71,11 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         if body.breaking_note:
             ev.append(f"BREAKING CHANGE: {body.breaking_note[:200]}")
         out.append(Risk("breaking_change", "high", [n], ev))
-    cfg = _config_changes(pr, ctx.diffs.get(n, ""))
-    if cfg:
-        out.append(Risk("config_change", "high" if any("removed" in e or "renamed" in e for e in cfg) else "medium", [n], cfg))
+    packages = _packages(ctx.project, tuple(ctx.core_paths))
+    cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)
+    if cfg:  # what the diff shows removed or renamed is high; what only the title says, medium
+        high = any(("removed" in e or "renamed" in e) and "(title)" not in e for e in cfg)
+        out.append(Risk("config_change", "high" if high else "medium", [n], cfg))
     # Each fact below is gathered only when the ones before it leave it a say: these run
     # for every PR, over all of its files.
     core_lines = sum(f.lines for f in pr.files if ctx.is_core(f.path)) if ctx.core_paths and pr.lines_known else 0
@@ -84,7 +86,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
-    modules = module_changes(pr, _packages(ctx.project, tuple(ctx.core_paths)))
+    modules = module_changes(pr, packages)
     if modules:
         out.append(Risk("module_removed", "high", [n], modules))  # imports of it fail, as a removed key does
     deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
@@ -190,7 +192,7 @@ def _p95(values: list[int]) -> int:
     return values[int(0.95 * (len(values) - 1))] if values else 0
 
 
-def _config_changes(pr: PullRequest, diff: str) -> list[str]:
+def _config_changes(pr: PullRequest, diff: str, packages: frozenset[str] = frozenset()) -> list[str]:
     """Evidence of renamed or removed configuration: keys, fields, files, or the title."""
     ev: list[str] = []
     deleted = {f.path for f in pr.files if f.status == "D" and fk.is_config(f.path)}
@@ -222,7 +224,9 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
     # A setting the title says is removed, by its dotted name ("remove
     # actor.dump_memory_snapshot": read in code, it is in no config file's diff).
     if not ev and (named := _REMOVED_KEY_IN_TITLE.search(pr.title)):
-        ev.append(f"config key removed (title): {named[1]}")
+        root = named[1].split(".", 1)[0].lower()
+        if root not in packages and root not in _IMPORT_ROOTS:  # `verl.utils.x`, `torch.cuda.y`: code, not settings
+            ev.append(f"config key removed (title): {named[1]}")
     # The title alone: "drop tied keys before save_pretrained" names no setting; a title
     # says configuration when it says so, or when the PR touches configuration files.
     if not ev and _has_config_verb(pr.title) and (
@@ -234,7 +238,12 @@ def _config_changes(pr: PullRequest, diff: str) -> list[str]:
 # "remove actor.dump_memory_snapshot": a dotted name whose last part is a snake_case word,
 # as settings are named (not `torch.quantile`, not a file such as `main_ppo.py`).
 _REMOVED_KEY_IN_TITLE = re.compile(
-    r"\b(?:remov|drop)\w*\s+(?:the\s+)?`?([a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)*\.[a-z][a-z0-9]*_[a-z0-9_]+)`?(?![\w.])")
+    r"\b(?:remov|drop)\w*\s+(?:the\s+)?`?([a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)*\.[a-z][a-z0-9]*_[a-z0-9_]+)`?(?![\w.])",
+    re.I)
+# Names a title gives that are code, not settings: the standard library's and the ML stack's.
+_IMPORT_ROOTS = frozenset({"os", "sys", "re", "json", "math", "time", "logging", "torch", "np", "numpy", "jax", "tf",
+                           "ray", "vllm", "sglang", "megatron", "transformers", "peft", "deepspeed", "accelerate",
+                           "datasets", "hydra", "omegaconf", "flask", "werkzeug", "jinja2", "click"})
 _CONFIG_OBJECT = re.compile(r"\b(?:config\w*|option\w*|flag\w*|arg\w*|param\w*|setting\w*)\b", re.I)
 # A fix of spelling or of the linters' complaints needs no test of its own.
 _NO_TEST_NEEDED = re.compile(r"\b(?:typos?|spelling|misspell\w*|lint\w*|pre-commit|formatting)\b", re.I)
