@@ -168,14 +168,18 @@ def report_from_dict(d: dict, *, where: str = "the report") -> Report:
     if str(version).partition(".")[0] != SCHEMA_VERSION.partition(".")[0]:
         raise UsageError(f"{where} has schema_version {version!r}; this repobrief reads {SCHEMA_VERSION.partition('.')[0]}.x",
                          "read it with the repobrief that wrote it, or regenerate it with this one")
+    from zoneinfo import ZoneInfoNotFoundError
+
     problem = _shape_problem(d)
     try:
         if problem is None:
             return _report_from_dict(d)
+    except ZoneInfoNotFoundError:  # a KeyError too: said before it
+        problem = f"`timezone` is {json.dumps(d['timezone'])}, not a time zone"
     except KeyError as e:
         problem = f"a field {e.args[0]!r} is missing"
     except (TypeError, ValueError, AttributeError):
-        problem = "a field holds what a report does not (a value of another kind, or a date that is none)"
+        problem = "a field holds a value of another kind than a report's (a number for a text, a text for a date, …)"
     raise UsageError(f"{where} is an incomplete repobrief report: {problem}",
                      "regenerate it with `repobrief report --format json` (a hand edit may have broken it)")
 

@@ -237,7 +237,7 @@ def test_an_empty_week_long_after_the_clones_newest_commit_says_to_pull(small_re
     assert f"warning: {said}" in err
     assert said in json.loads((tmp_path / "out" / "acme__proj-2026-W14.en.json").read_text())["warnings"]
     code, _, err = run_cli(*base[:2], "--lang", "zh", "--week", "2026-W14", "--db", str(tmp_path / "rb.db"), "-q")
-    assert "该克隆最新的提交来自2026-03-03，早于本期26天" in err
+    assert "该克隆最新的提交是2026-03-03的，比本期开始早26天" in err
     for quiet in ("2026-W11", "2026-W07"):  # six days after it; between two commits
         code, _, err = run_cli(*base, "--week", quiet)
         assert code == 0 and "warning" not in err, err
@@ -268,6 +268,10 @@ def test_a_standard_output_that_cannot_be_written_is_said_without_a_traceback(sm
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "error: cannot write the report to standard output: No space left on device" in r.stderr
     assert "give --out DIR" in r.stderr
+    ascii_out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert ascii_out.returncode == 1 and "Traceback" not in ascii_out.stderr, ascii_out.stderr
+    assert "cannot write the report to standard output: its encoding (ascii) has no" in ascii_out.stderr
+    assert "hint: use a UTF-8 locale" in ascii_out.stderr
     closed = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *cmd], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     assert closed.returncode == 1 and "Traceback" not in closed.stderr, closed.stderr
     assert "cannot write the report to standard output: it is closed" in closed.stderr

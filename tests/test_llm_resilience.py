@@ -212,3 +212,13 @@ def test_backfill_without_a_model_names_what_backfill_reads(verl_repo, tmp_path)
                               str(tmp_path / "rb.db")], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, tmp_path)
     assert model.returncode == 0 and "no model is set" not in model.stderr, model.stderr
     assert json.loads((tmp_path / "out" / "verl-project__verl-2026-W26.zh.json").read_text())["engine"]["model"] == "m"
+
+
+def test_an_empty_week_of_an_llm_report_does_not_say_nothing_came_from_the_model(verl_repo, tmp_path):
+    """A week with nothing merged asks the model nothing: no fallback, so the summary line
+    must not say that every part fell back."""
+    r = _cli("report", [str(verl_repo), "--name", "verl-project/verl", "--week", "2024-W02", "--tz", TZ, "--lang", "en",
+                        "--engine", "llm", "--llm-model", "m", "--db", str(tmp_path / "rb.db"), "--out", str(tmp_path / "o")],
+             {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "0 PRs merged" in r.stderr and "engine llm\n" in r.stderr and "nothing from the model" not in r.stderr

@@ -139,6 +139,16 @@ def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
     assert str(parse_timezone("EST")) == "EST"  # a zone tzdata has under that name loads as it is
 
 
+def test_a_description_that_says_it_is_not_compatible_is_not_read_as_compatible():
+    from repobrief.analysis.scoring import says_compatible
+
+    for said in ("Fully backward compatible.", "No API changes.", "The old path remains compatible."):
+        assert says_compatible(clean_body(said)), said
+    for denied in ("This is not fully compatible with checkpoints saved by 0.4.", "It is no longer backward compatible.",
+                   "This change isn't backward-compatible."):
+        assert not says_compatible(clean_body(denied)), denied
+
+
 def test_first_sentence_skips_bare_links():
     assert first_sentence("RFC https://x/issues/1\n\nThis adds X. More.") == "This adds X."
 

@@ -73,7 +73,8 @@ def stoppable(stop: Callable[[], None], said: Callable[[], str]) -> Iterator[Non
 
 def write_out(text: str, what: str) -> None:
     """Write a command's result (`what`: "the report") to standard output. One that
-    cannot take it — closed, on a full disk — is a clear error, not a traceback; a
+    cannot take it — closed, on a full disk, in an encoding without the report's
+    characters — is a clear error, not a traceback; a
     reader that left (`| head`) ends the command quietly, as it would end `git log`."""
     stream = sys.stdout
     try:
@@ -87,6 +88,11 @@ def write_out(text: str, what: str) -> None:
             raise SystemExit(141) from None  # 128 + SIGPIPE, as a shell reports a command its reader left
         raise RepobriefError(f"cannot write {what} to standard output: {e.strerror}",
                              "give --out DIR to write files instead, or send standard output where it can be written") from None
+    except UnicodeEncodeError as e:  # PYTHONIOENCODING=ascii, a C locale: a zh report has no ASCII form
+        _drop_stdout()
+        raise RepobriefError(f"cannot write {what} to standard output: its encoding ({e.encoding}) has no "
+                             f"{e.object[e.start:e.end]!r}",
+                             "use a UTF-8 locale (LANG=C.UTF-8) or PYTHONIOENCODING=utf-8, or give --out DIR") from None
 
 
 def _drop_stdout() -> None:

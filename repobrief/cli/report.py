@@ -161,7 +161,7 @@ def _all_offline(rep) -> str:
     """` (nothing from the model: …)` for an llm report whose every part fell back to the
     offline engine (an endpoint that is down): the report exists, but a job that reads
     only this line must not take it for the model's."""
-    if rep.engine.get("name") != "llm" or not (rep.analyses or rep.sections.sources):
+    if rep.engine.get("name") != "llm" or not rep.engine.get("fallbacks"):  # an empty week asks nothing
         return ""
     if any(a.engine == "llm" for a in rep.analyses.values()) or any(
             s.startswith("llm") for s in rep.sections.sources.values()):
