@@ -106,6 +106,10 @@ def test_a_fix_titled_by_its_problem_gets_its_verb_back():
     assert gist_of("stuck issue with mixed text-image data", fix=True) == "Fix stuck issue with mixed text-image data"
     assert gist_of("Qwen2_vl position_ids shape mismatch", fix=True) == "Fix Qwen2_vl position_ids shape mismatch"
     assert gist_of("A major issue in random sampling", fix=True) == "Fix a major issue in random sampling"
+    assert gist_of("Megatron MTP loss mismatch", fix=True) == "Fix Megatron MTP loss mismatch"  # a name keeps its case
+    # a clause would not read after "Fix": left as written
+    for clause in ("Megatron checkpoint conversion fails with TP>1", "missing keys are now handled"):
+        assert gist_of(clause, fix=True) == gist_of(clause)
     # a description that starts with what the PR does, or says "fix" itself, or names no problem
     for d in ("add retry on errors", "preserve MTP drafter weights during hybrid sleep", "typo fix in the docs",
               "DAPO wandb link"):
