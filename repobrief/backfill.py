@@ -85,7 +85,7 @@ def backfill(
             if progress:
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1, warnings=list(warnings))
-    from .pipeline import _Background, open_source, resolve_target, warm_up
+    from .pipeline import _Background, needs_store, open_source, resolve_target, warm_up
     from .registry import SOURCES
 
     kind = resolve_target(target, source_name)[0]
@@ -102,7 +102,7 @@ def backfill(
             raise
         return opened
 
-    indexing = _Background(indexed) if not getattr(SOURCES.get(kind), "needs_store", True) else None
+    indexing = _Background(indexed) if not needs_store(SOURCES.get(kind)) else None
     warm_up({kind}, {settings.engine}, set(formats), {settings.language})
     source = indexing.result() if indexing is not None else None  # its thread has ended: workers may fork
     try:

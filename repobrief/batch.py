@@ -166,7 +166,9 @@ class BatchExport:
             cache = source_store = store
         else:
             cache = None if self.include_cached else self._open(settings, create=False)
-            source_store = self._open(settings, create=True) if _source_needs_store(target, source_name) else None
+            from .pipeline import source_needs_store
+
+            source_store = self._open(settings, create=True) if source_needs_store(target, source_name) else None
         repository, units = week_requests(
             target, settings, window, store=source_store, offline=offline, enrich_github=enrich_github, source_name=source_name
         )
@@ -264,13 +266,6 @@ class BatchExport:
         if self.failed:
             parts.append(f"; {len(self.failed)} repositor{'ies' if len(self.failed) != 1 else 'y'} failed")
         return "".join(parts)
-
-
-def _source_needs_store(target: str, source_name: str | None) -> bool:
-    from .pipeline import resolve_target
-    from .registry import SOURCES
-
-    return bool(getattr(SOURCES.get(resolve_target(target, source_name)[0]), "needs_store", False))
 
 
 def export_requests(

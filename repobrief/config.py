@@ -29,6 +29,12 @@ from .errors import ConfigError
 LANGUAGES = ("zh", "en")
 
 
+def normal_language(lang):
+    """A language name as the report knows it: "EN" and " zh " as `en` and `zh`; anything
+    else as given, for the check that names it."""
+    return lang.strip().lower() if isinstance(lang, str) and lang.strip().lower() in LANGUAGES else lang
+
+
 @dataclass
 class ModuleRule:
     """A module: matched by title tags, path globs and labels."""
@@ -91,8 +97,8 @@ class ImportanceWeights:
     minor_factor: float = 0.5  # docs/CI/tests-only changes are multiplied by this
 
 
-# Where the LLM's model is set, for the hints that ask for it (`backfill`, `site` and `run`
-# have no --llm-model flag: name what every command reads).
+# Where the LLM's model is set, for the hints that ask for it (`run` has no --llm-model
+# flag: name what every command reads).
 MODEL_SETTING = ("[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report`, `backfill`, `site` and `batch export` "
                  "also take --llm-model NAME")
 
@@ -171,8 +177,7 @@ class Settings:
     source_file: str = ""  # where the file settings came from (informational)
 
     def validate(self) -> Settings:
-        if isinstance(self.language, str) and self.language.strip().lower() in LANGUAGES:
-            self.language = self.language.strip().lower()  # "EN" as `--lang EN` reads it
+        self.language = normal_language(self.language)
         if self.language not in LANGUAGES:
             _bad("language", self.language, f"one of {', '.join(LANGUAGES)}", LANGUAGES)
         if not 0.0 <= self.threshold <= 10.0:

@@ -81,6 +81,17 @@ def _periods(window: Window, count: int) -> list[Window]:
     return [Window(window.start - span * k, window.end - span * k, window.tz, f"P-{k}") for k in range(count, 0, -1)]
 
 
+def needs_store(backend) -> bool:
+    """Whether a source or engine class reads or writes the store (`needs_store`; a
+    backend that does not say needs none)."""
+    return bool(getattr(backend, "needs_store", False))
+
+
+def source_needs_store(target: str, source: str | None = None) -> bool:
+    """Whether reading `target` needs the store: a GitHub source's synced PRs, not a clone."""
+    return needs_store(SOURCES.get(resolve_target(target, source)[0]))
+
+
 def open_store_for(settings: Settings):
     from .store import open_store
 
@@ -91,8 +102,7 @@ def _open(target: str, settings: Settings, source_name: str | None, offline: boo
           engine=None, source=None):
     source_cls = type(source) if source is not None else SOURCES.get(resolve_target(target, source_name)[0])
     engine_cls = type(engine) if engine is not None else ENGINES.get(settings.engine)
-    own_store = store is None and (getattr(engine_cls, "needs_store", False) or getattr(source_cls, "needs_store", False)
-                                   or bool(enrich_github))
+    own_store = store is None and (needs_store(engine_cls) or needs_store(source_cls) or bool(enrich_github))
     if own_store:
         store = open_store_for(settings)
     if source is None:

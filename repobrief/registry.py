@@ -20,6 +20,7 @@ from .errors import UsageError
 class Registry:
     def __init__(self, kind: str, builtins: dict[str, str]) -> None:
         self.kind = kind
+        self._builtins = tuple(builtins)
         self._paths = dict(builtins)
         self._loaded: dict[str, Any] = {}
         self._entry_points_read = False
@@ -49,6 +50,10 @@ class Registry:
             return True
         self._read_entry_points()
         return name in self._paths
+
+    def builtin_names(self) -> list[str]:
+        """The names repobrief itself provides, in the order it lists them (no scan)."""
+        return list(self._builtins)
 
     def names(self) -> list[str]:
         self._read_entry_points()

@@ -41,6 +41,7 @@ from .config import (
     _build,
     check_publish_target,
     load_settings,
+    normal_language,
     read_config_file,
 )
 from .errors import ConfigError, RepobriefError, SourceError, UsageError
@@ -222,11 +223,15 @@ def _load_team(path: Path, data: dict) -> Team:
         entry = _build(RepositoryEntry, own, where)
         if not entry.source.strip():
             raise ConfigError(f"option '{where}.source' is empty", 'source = "path/to/clone" or "github:OWNER/REPO"')
-        if entry.source.strip().startswith("github:"):  # its form, before any work (a clone is looked at by its job)
-            from .sources.github import parse_repository
+        if ":" in entry.source:  # a source's own form (github:OWNER/REPO), before any work; a clone is its job's
+            from .pipeline import resolve_target
+            from .registry import SOURCES
 
             try:
-                parse_repository(entry.source)
+                kind, location = resolve_target(entry.source.strip())
+                check = getattr(SOURCES.get(kind), "check_location", None) if kind != "git" else None
+                if check is not None:
+                    check(location)
             except UsageError as e:
                 raise ConfigError(f"option '{where}.source': {e.message}", e.hint, option=f"{where}.source") from None
         _check_languages(f"{where}.languages", entry.languages)
@@ -275,7 +280,7 @@ def _load_team(path: Path, data: dict) -> Team:
 
 def _check_languages(option: str, langs: list[str]) -> None:
     """Check a list of languages, read in any case ("EN" as `--lang EN` reads it)."""
-    langs[:] = [lang.strip().lower() if lang.strip().lower() in LANGUAGES else lang for lang in langs]
+    langs[:] = [normal_language(lang) for lang in langs]
     for lang in langs:
         if lang not in LANGUAGES:
             raise ConfigError(f"option {option!r} has {lang!r}; expected a list of {', '.join(LANGUAGES)}")

@@ -8,8 +8,9 @@ from typing import Any
 
 import typer
 
-from ..config import LANGUAGES, Settings
+from ..config import LANGUAGES, Settings, normal_language
 from ..errors import ConfigError, UsageError
+from ..registry import RENDERERS
 
 TARGET = typer.Argument(..., help="A local clone (working tree or bare), or github:OWNER/REPO.")
 NAME = typer.Option(None, "--name", help="OWNER/REPO; default: from the origin remote, else the folder name.")
@@ -22,8 +23,7 @@ DB = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (de
 READ_DB = typer.Option(None, "--db", help="Store the reports read from: the PRs `sync` kept (github source) and the llm "
                        "engine's cached answers; a SQLite file or a database URL (default: user data dir). A clone read "
                        "with the offline engine needs none, and reports are not kept in it (`report --db` keeps a week's).")
-# The built-in renderers (`registry.RENDERERS`; tests/test_cli.py keeps the two in step).
-FORMATS = "md, html, json, or a chat card: feishu, lark, slack, dingtalk, wecom"
+FORMATS = ", ".join(RENDERERS.builtin_names())  # for --format's help (a plugin's formats work too)
 LLM_MODEL = typer.Option(None, "--llm-model", help="Model name for --engine llm.")
 LLM_CONCURRENCY = typer.Option(None, "--llm-concurrency", help="Parallel LLM requests (default 8).")
 SOURCE = typer.Option(None, "--source", help="Source of a target without a prefix: git (default) or github (OWNER/REPO); a github: target needs none.")
@@ -56,7 +56,8 @@ def load_cli_settings(
                           ("--llm-model", (llm or {}).get("model"))):
         refuse_empty(option, value)
     kind, location = resolve_target(target, source)
-    lang, engine = (None if v is None else v.strip().lower() for v in (lang, engine))  # `--lang EN` as `en`
+    lang = None if lang is None else normal_language(lang)  # `--lang EN` as `en`
+    engine = None if engine is None else engine.strip().lower()
     if lang is not None and lang not in LANGUAGES:
         raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")
     if tz is not None:
@@ -95,10 +96,9 @@ def note_unused_db(db: str | None, target: str, settings, source: str | None = N
     offline engine): said on stderr, not silently dropped."""
     if not db:
         return
-    from ..pipeline import resolve_target
-    from ..registry import ENGINES, SOURCES
+    from ..pipeline import needs_store, source_needs_store
+    from ..registry import ENGINES
 
-    kind = resolve_target(target, source)[0]
-    if not getattr(SOURCES.get(kind), "needs_store", True) and not getattr(ENGINES.get(settings.engine), "needs_store", True):
-        typer.echo(f"note: --db is not used: a {kind} clone read with the {settings.engine} engine needs no store, "
+    if not source_needs_store(target, source) and not needs_store(ENGINES.get(settings.engine)):
+        typer.echo(f"note: --db is not used: a clone read with the {settings.engine} engine needs no store, "
                    "and these reports are not kept in one (`report --db` keeps a week's)", err=True)
