@@ -86,10 +86,12 @@ def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
     if opt_in:
         return True, False
     default = "default" in low_title and bool(_DEFAULT_IN_TITLE.search(title))
+    if not default and ("new default" in low or "opt " in low or (" will " in low and ("existing " in low or "current " in low))):
+        default = bool(_DEFAULT_ANYWHERE.search(text))  # only a body that has its words: it is slow on long ones
     if not default:
         low = what.lower()
         default = "default" in low and _search_near(_DEFAULT_IN_BODY, what, low, ("default",), 50)
-    return False, default or bool(_DEFAULT_ANYWHERE.search(text))
+    return False, default
 
 
 def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], reach: int) -> bool:
