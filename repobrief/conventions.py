@@ -65,7 +65,10 @@ class ParsedTitle:
     pr_number: int | None = None
 
 
+@lru_cache(maxsize=1 << 12)  # a title is read by the classifier, removal_kind and release_version
 def parse_title(title: str) -> ParsedTitle:
+    """The parts of a PR title (tags, type, breaking mark, description). Cached: the
+    result is shared, and read only."""
     t = title.strip()
     pr_number = None
     i = t.rfind("(#")

@@ -223,7 +223,8 @@ def _config_changes(pr: PullRequest, diff: str, packages: frozenset[str] = froze
             ev.append(f"config key removed: {k} ({files[0]})")
     # A setting the title says is removed, by its dotted name ("remove
     # actor.dump_memory_snapshot": read in code, it is in no config file's diff).
-    if not ev and (named := _REMOVED_KEY_IN_TITLE.search(pr.title)):
+    low_title = pr.title.lower()
+    if not ev and ("remov" in low_title or "drop" in low_title) and (named := _REMOVED_KEY_IN_TITLE.search(pr.title)):
         root = named[1].split(".", 1)[0].lower()
         if root not in packages and root not in _IMPORT_ROOTS:  # `verl.utils.x`, `torch.cuda.y`: code, not settings
             ev.append(f"config key removed (title): {named[1]}")
