@@ -350,7 +350,7 @@ _LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 # A bold line that names what follows ("**Summary**", "__Key changes:__", "**What it fixes:**"),
 # not a sentence ("**Fix the deadlock in FSDP with many nodes**").
-_BOLD_LABEL = re.compile(r"(\*\*|__)(?:[^*_\s]+(?: [^*_\s]+){0,3}(?<![.!?。])|[^*_\n]{1,60}:)\1:?$")  # ≤ 4 words, or "…:"
+_BOLD_LABEL = re.compile(r"(?=.{3,66}$)(\*\*|__)(?:[^*_\s]+(?: [^*_\s]+){0,3}(?<![.!?。])|[^*_\n]{1,60}:)\1:?$")  # ≤ 4 words
 
 
 def iter_paragraphs(text: str) -> Iterator[str]:
@@ -481,16 +481,20 @@ def sentences(text: str, limit: int = 220) -> Iterator[str]:
             start = m.end()
 
 
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
 def clip(text: str, limit: int, *, at_word: bool = False) -> str:
     """`text`, or its first `limit - 1` characters and "…" (`at_word`: cut at the last
-    space before them, without a dangling comma or colon, and before a parenthesis or
-    code span the cut would leave open — each when that keeps half of it)."""
+    space before them — at the limit in Chinese text that has no space near it —
+    without a dangling comma or colon, and before a parenthesis or code span the cut
+    would leave open when that keeps half of it)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     if at_word:
         space = cut.rfind(" ")
-        if space >= limit // 2:  # else (Chinese has few spaces) cut where the limit is
+        if space >= limit // 2 or (space > 0 and not _CJK.search(cut, space)):  # Chinese has few spaces: cut at the limit
             cut = cut[:space]
         opened = max(cut.rfind("(") if cut.count("(") > cut.count(")") else -1,
                      cut.rfind("`") if cut.count("`") % 2 else -1)

@@ -174,7 +174,7 @@ def report_from_dict(d: dict, *, where: str = "the report") -> Report:
     try:
         if problem is None:
             return _report_from_dict(d)
-    except ZoneInfoNotFoundError:  # a KeyError too: said before it
+    except (ZoneInfoNotFoundError, IsADirectoryError):  # a KeyError too: said before it; "Asia" is a folder of zones
         problem = f"`timezone` is {json.dumps(d['timezone'])}, not a time zone"
     except KeyError as e:
         problem = f"a field {e.args[0]!r} is missing"

@@ -56,7 +56,7 @@ def parse_timezone(name: str | None) -> ZoneInfo:
     name = name or "UTC"
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "Asia" (a folder of zones), a name too long
         import difflib
 
         zones = sorted(available_timezones())

@@ -55,7 +55,7 @@ def test_a_db_a_backfill_does_not_use_is_said_not_dropped(verl_repo, tmp_path):
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W25", "--to", "2026-W26",
                            "--out", str(tmp_path / "o"), "--db", str(tmp_path / "team.db"), "-q")
     assert code == 0, err
-    assert "note: --db is not used: a clone read with the offline engine needs no store" in err
+    assert "note: --db is not used: the git source read with the offline engine needs no store" in err
     assert not (tmp_path / "team.db").exists() and len(list((tmp_path / "o").glob("*.json"))) == 2
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W26", "--to", "2026-W26",
                            "--out", str(tmp_path / "o"), "-q")

@@ -248,6 +248,7 @@ def test_publish_cli_bad_report_file(tmp_path, content, needle):
      (lambda d: d.update(week=12), "`week` is 12, not a string"),
      (lambda d: d["pull_requests"][3].update(merged_at=None), "`pull_requests[3].merged_at` is null, not a string"),
      (lambda d: d.update(timezone="Mars/Base"), '`timezone` is "Mars/Base", not a time zone'),
+     (lambda d: d.update(timezone="Asia"), '`timezone` is "Asia", not a time zone'),
      (lambda d: d["sections"]["key_changes"].update(items=[7]), "a field holds a value of another kind")],
 )
 def test_publish_cli_damaged_report_names_the_field(week26, tmp_path, damage, needle):

@@ -95,6 +95,8 @@ def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
     assert first_sentence("**This PR removes the old loader.**\nIt was unused.") == "This PR removes the old loader."
     assert first_sentence("**Fix the deadlock in FSDP with many nodes**\n\n| a | b |") == \
         "Fix the deadlock in FSDP with many nodes"  # more than four words, no colon: a sentence
+    long_zh = "**本PR修复了" + "多机训练时的梯度回归" * 8 + "**"  # no spaces, but no label either: too long
+    assert first_sentence(long_zh).startswith("本PR修复了多机训练时")
     assert first_sentence("**Note**: the loader is gone.") == "Note: the loader is gone."
 
 
@@ -107,6 +109,10 @@ def test_a_fix_titled_by_its_problem_gets_its_verb_back():
     assert gist_of("Qwen2_vl position_ids shape mismatch", fix=True) == "Fix Qwen2_vl position_ids shape mismatch"
     assert gist_of("A major issue in random sampling", fix=True) == "Fix a major issue in random sampling"
     assert gist_of("Megatron MTP loss mismatch", fix=True) == "Fix Megatron MTP loss mismatch"  # a name keeps its case
+    assert gist_of("Incorrect loss scaling", fix=True) == "Fix incorrect loss scaling"  # a plain word does not
+    # a noun ("hang", "fail") or a clause after "when" is no verb of the description's head
+    for phrase in ("Ray hang due to num_cpus", "FSDP actor/critic ci fail", "vllm executor issue when world_size is 1"):
+        assert gist_of(phrase, fix=True) == "Fix " + phrase
     # a clause would not read after "Fix": left as written
     for clause in ("Megatron checkpoint conversion fails with TP>1", "missing keys are now handled"):
         assert gist_of(clause, fix=True) == gist_of(clause)
@@ -128,6 +134,10 @@ def test_a_long_first_sentence_is_cut_between_words_not_inside_a_parenthesis():
     # Chinese has few spaces: cut where the limit is, not at the first space (it once kept "本 PR…")
     zh = "本 PR " + "在多机训练时重新计算梯度之外，" * 20 + "。"
     assert len(first_sentence(zh, 240)) == 240 and first_sentence(zh, 240).startswith("本 PR 在多机")
+    # a long URL near the end: English is still cut at a space, not inside the URL
+    url = ("It follows the config of Megatron core (https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/"
+           "transformer/transformer_config.py#L208-L230) and more words to go past the limit.")
+    assert first_sentence(url, 120) == "It follows the config of Megatron core…"
 
 
 def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
@@ -141,6 +151,9 @@ def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
         parse_timezone("Asia/Shangai")
     assert e.value.hint == "did you mean 'Asia/Shanghai'?"
     assert str(parse_timezone("EST")) == "EST"  # a zone tzdata has under that name loads as it is
+    for bad in ("Asia", "x" * 300):  # a folder of zones, a name too long for the file system: no traceback
+        with pytest.raises(UsageError, match="unknown time zone"):
+            parse_timezone(bad)
 
 
 def test_a_description_that_says_it_is_not_compatible_is_not_read_as_compatible():
@@ -149,7 +162,8 @@ def test_a_description_that_says_it_is_not_compatible_is_not_read_as_compatible(
     for said in ("Fully backward compatible.", "No API changes.", "The old path remains compatible."):
         assert says_compatible(clean_body(said)), said
     for denied in ("This is not fully compatible with checkpoints saved by 0.4.", "It is no longer backward compatible.",
-                   "This change isn't backward-compatible."):
+                   "This change isn't backward-compatible.", "It won't be backward compatible.",
+                   "This breaks backward compatibility.", "There is no backward compatibility."):
         assert not says_compatible(clean_body(denied)), denied
 
 
@@ -400,6 +414,7 @@ def test_a_setting_removed_by_its_dotted_name_in_the_title_is_a_config_risk(tmp_
     b.commit("[algo] fix: remove torch.quantile-based metrics (#2)", "2026-03-03T10:00:00+00:00", {"pkg/algo.py": b.lines(30)})
     b.commit("[perf] fix: drop torch.cuda.empty_cache calls (#3)", "2026-03-03T11:00:00+00:00", {"pkg/algo.py": b.lines(28)})
     b.commit("[misc] chore: remove pkg.utils.memory_utils (#4)", "2026-03-03T12:00:00+00:00", {"pkg/algo.py": b.lines(27)})
+    b.commit("refactor: remove DataProto.non_tensor_batch (#5)", "2026-03-03T13:00:00+00:00", {"pkg/algo.py": b.lines(26)})
     settings = load_settings(None, env={}, overrides={"name": "o/pkg", "language": "en"})
     rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
     risk = next(r for r in rep.risks if r.kind == "config_change")

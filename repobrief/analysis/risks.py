@@ -238,11 +238,10 @@ def _config_changes(pr: PullRequest, diff: str, packages: frozenset[str] = froze
 
 # "remove actor.dump_memory_snapshot": a dotted name whose last part is a snake_case word,
 # as settings are named (not `torch.quantile`, not a file such as `main_ppo.py`).
-_REMOVED_KEY_IN_TITLE = re.compile(
-    r"\b(?:remov|drop)\w*\s+(?:the\s+)?`?([a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)*\.[a-z][a-z0-9]*_[a-z0-9_]+)`?(?![\w.])",
-    re.I)
+_REMOVED_KEY_IN_TITLE = re.compile(  # the verb in any case; the name as settings are written (`DataProto.x_y` is code)
+    r"\b(?i:remov|drop)\w*\s+(?i:the\s+)?`?([a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)*\.[a-z][a-z0-9]*_[a-z0-9_]+)`?(?![\w.])")
 # Names a title gives that are code, not settings: the standard library's and the ML stack's.
-_IMPORT_ROOTS = frozenset({"os", "sys", "re", "json", "math", "time", "logging", "torch", "np", "numpy", "jax", "tf",
+_IMPORT_ROOTS = frozenset({"self", "cls", "os", "sys", "re", "json", "math", "time", "logging", "torch", "np", "numpy", "jax", "tf",
                            "ray", "vllm", "sglang", "megatron", "transformers", "peft", "deepspeed", "accelerate",
                            "datasets", "hydra", "omegaconf", "flask", "werkzeug", "jinja2", "click"})
 _CONFIG_OBJECT = re.compile(r"\b(?:config\w*|option\w*|flag\w*|arg\w*|param\w*|setting\w*)\b", re.I)

@@ -58,10 +58,10 @@ def says_compatible(body: CleanBody) -> bool:
     """Whether the description says existing behaviour is kept (see `_COMPATIBLE`), not
     that it is not ("not fully compatible", "no longer backward compatible")."""
     text = body.text[:5000]
-    return any(not _NEGATED.search(text, max(0, m.start() - 16), m.start()) for m in _COMPATIBLE.finditer(text))
+    return any(not _NEGATED.search(text, max(0, m.start() - 20), m.start()) for m in _COMPATIBLE.finditer(text))
 
 
-_NEGATED = re.compile(r"\b(?:not|n't|no longer|never|isn't|aren't)\s+(?:\w+\s+)?$", re.I)
+_NEGATED = re.compile(r"(?:n't|\bnot|\bno longer|\bnever|\bno|\bbreaks?|\bbroke|\bwithout)\s+(?:\w+\s+)?$", re.I)
 
 
 def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:

@@ -96,9 +96,10 @@ def note_unused_db(db: str | None, target: str, settings, source: str | None = N
     offline engine): said on stderr, not silently dropped."""
     if not db:
         return
-    from ..pipeline import needs_store, source_needs_store
-    from ..registry import ENGINES
+    from ..pipeline import needs_store, resolve_target
+    from ..registry import ENGINES, SOURCES
 
-    if not source_needs_store(target, source) and not needs_store(ENGINES.get(settings.engine)):
-        typer.echo(f"note: --db is not used: a clone read with the {settings.engine} engine needs no store, "
+    kind = resolve_target(target, source)[0]
+    if not needs_store(SOURCES.get(kind)) and not needs_store(ENGINES.get(settings.engine)):
+        typer.echo(f"note: --db is not used: the {kind} source read with the {settings.engine} engine needs no store, "
                    "and these reports are not kept in one (`report --db` keeps a week's)", err=True)

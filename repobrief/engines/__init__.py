@@ -20,6 +20,8 @@ class Engine(ABC):
     that engines which batch or write prose override."""
 
     name = "engine"
+    #: whether it reads or writes the store (the llm engine's cached answers)
+    needs_store = False
 
     @abstractmethod
     def analyze(self, pr: PullRequest, ctx: AnalysisContext) -> PRAnalysis:

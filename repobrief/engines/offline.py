@@ -27,8 +27,10 @@ def gist_of(description: str, fix: bool = False) -> str:
     problem ("fix: stuck issue with mixed data") reads as that problem once the type is
     gone ("Stuck issue with mixed data"), so it gets its verb back: "Fix stuck issue …"."""
     d = clip(description.strip(), GIST_MAX, at_word=True).rstrip(".")
-    if fix and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d) or _CLAUSE.search(d)):
-        d = "Fix " + (d[:1].lower() + d[1:] if _DETERMINER.match(d) else d)  # "a major issue"; "Megatron" stays
+    if fix and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d)
+                                                 or _CLAUSE.search(_HEAD_END.split(d, 1)[0])):
+        first = d.split(" ", 1)[0]
+        d = "Fix " + (d[:1].lower() + d[1:] if first.lower() in _PLAIN_FIRST and first[1:] == first[1:].lower() else d)
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
 
 
@@ -38,11 +40,18 @@ _NAMES_PROBLEM = re.compile(
     r"hangs?|deadlocks?|missing|broken|incorrect|wrong|invalid|can'?t|cannot|doesn'?t|does not|unable|regressions?)\b",
     re.I,
 )
-# A description that is a clause ("checkpoint conversion fails with TP>1"): "Fix" would not
-# fit before it; and the words a noun phrase may start with that are no names.
-_CLAUSE = re.compile(r"\b(?:fails?|hangs?|crashes|breaks|is|are|was|were|does|doesn'?t|don'?t|can'?t|cannot|won'?t|"
-                     r"not|gets?|got|has|have|had|occurs?|happens?)\b", re.I)
-_DETERMINER = re.compile(r"(?:A|An|The|Some|Several|Many|Multiple|Various|Two|Three)\b")
+# A description that is a clause ("checkpoint conversion fails with TP>1"), looked for in
+# its head, before "when …", "with …" (the issue "when world_size is 1" is still a noun
+# phrase): "Fix" would not fit before it.
+_HEAD_END = re.compile(r"\s(?:when|if|after|due|with|while|because|since|for|in|on|under|during|where)\s", re.I)
+_CLAUSE = re.compile(r"\b(?:fails|hangs|crashes|breaks|is|are|was|were|does|doesn'?t|don'?t|can'?t|cannot|won'?t|"
+                     r"not|has|have|had|occurs|happens)\b", re.I)
+# First words that are plain words, lower-cased after "Fix" ("Fix a major issue", "Fix
+# incorrect loss scaling"); any other capital is kept (a name: "Fix Megatron MTP loss").
+_PLAIN_FIRST = frozenset(
+    "a an the some several many multiple various two three typo typos bug bugs error errors issue issues incorrect "
+    "wrong missing broken potential possible using unexpected invalid inconsistent duplicate duplicated stale empty "
+    "random occasional rare intermittent flaky unused bad".split())
 _SAYS_FIX = re.compile(r"\b(?:bug)?fix(?:es|ed|ing)?\b", re.I)
 _VERB_FIRST = re.compile(
     r"(?:fix|add|support|remove|avoid|prevent|handle|correct|resolve|restore|keep|guard|skip|set|pass|respect|honou?r|"

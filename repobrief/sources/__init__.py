@@ -20,6 +20,9 @@ class Source(ABC):
 
     #: the name the source is registered under in `SOURCES`; the store records it with each PR
     name: str = ""
+    #: whether it reads or writes the store (the GitHub source's synced PRs); one that does
+    #: not is opened once by a backfill and shared by its forked workers
+    needs_store: bool = False
     #: warnings for the user (shallow clone, truncated data, …)
     warnings: list[str]
 
