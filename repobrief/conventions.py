@@ -55,10 +55,10 @@ _PLAIN_TYPE_WORDS = [
 ]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)  # shared by `parse_title`'s cache: read only
 class ParsedTitle:
     description: str
-    tags: list[str] = field(default_factory=list)  # module-like tags, lower-case
+    tags: tuple[str, ...] = ()  # module-like tags, lower-case
     type: str | None = None  # canonical type when the title says it
     breaking: bool = False
     scope: str | None = None
@@ -68,7 +68,7 @@ class ParsedTitle:
 @lru_cache(maxsize=1 << 12)  # a title is read by the classifier, removal_kind and release_version
 def parse_title(title: str) -> ParsedTitle:
     """The parts of a PR title (tags, type, breaking mark, description). Cached: the
-    result is shared, and read only."""
+    result is shared, and frozen."""
     t = title.strip()
     pr_number = None
     i = t.rfind("(#")
@@ -113,7 +113,8 @@ def parse_title(title: str) -> ParsedTitle:
     if t.lower().startswith("[breaking]"):
         breaking = True
         t = t[10:].strip()
-    return ParsedTitle(description=t or title.strip(), tags=tags, type=ptype, breaking=breaking, scope=scope, pr_number=pr_number)
+    return ParsedTitle(description=t or title.strip(), tags=tuple(tags), type=ptype, breaking=breaking, scope=scope,
+                       pr_number=pr_number)
 
 
 # A release PR's title, after its tags and type: "release version 3.1.0", "Release 2.0.0rc1",
