@@ -34,7 +34,7 @@ from repobrief.window import parse_timezone, parse_week, resolve_window, week_ra
 )
 def test_parse_title(title, tags, type_, breaking, desc):
     p = parse_title(title)
-    assert (p.tags, p.type, p.breaking, p.description) == (tags, type_, breaking, desc)
+    assert (list(p.tags), p.type, p.breaking, p.description) == (tags, type_, breaking, desc)
 
 
 def test_clean_body_drops_template_and_finds_what_and_tests():
