@@ -9,6 +9,7 @@ onto the report's risks so JSON readers get the same wording.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 
 from ..aggregate import WeekFacts
@@ -361,15 +362,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.default_change"))
         elif sig["opt_in"]:
             sentences.append(cat.t("key_change.opt_in"))
-        elif (config := any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence)
-                            for r in a.risks)) or (gone := _old_modules(cat, a.risks))[1]:
-            if config:
-                sentences.append(cat.t("key_change.config_removed"))
-                gone = _old_modules(cat, a.risks)
-            if gone[1]:  # the detector's evidence names them (a PR may remove both: #6162)
-                modules, count, how = gone
-                key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
-                sentences.append(cat.t(f"key_change.{key}", modules=modules))
+        elif removed := _removals(cat, a.risks):  # configuration, modules, or both (#6162)
+            sentences += removed
         elif release := release_version(p.title):
             sentences.append(cat.t("key_change.release", version=release[0]))
         elif removal := removal_kind(p.title):
@@ -386,6 +380,19 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(_end(cat, cat.t("key_change.discussion", summary=a.discussion_summary)))
         items.append(Item(a.gist, ("" if cat.lang == "zh" else " ").join(sentences), [p.number]))
     return items
+
+
+def _removals(cat: Catalog, risks: list[Risk]) -> list[str]:
+    """The key change's sentences for what a PR's risks say it removes: configuration
+    keys or files, and the modules the detector names."""
+    out = []
+    if any(r.kind == "config_change" and any("removed" in e or "renamed" in e for e in r.evidence) for r in risks):
+        out.append(cat.t("key_change.config_removed"))
+    modules, count, how = _old_modules(cat, risks)
+    if count:
+        key = "modules_removed" + ("_many" if count > 1 else "") if how == "removed" else "modules_moved"
+        out.append(cat.t(f"key_change.{key}", modules=modules))
+    return out
 
 
 def _reverts(facts: WeekFacts, p: PullRequest) -> str:
@@ -522,12 +529,18 @@ def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, 
     return shown, count, "both" if moved and removed else "moved" if moved else "removed"
 
 
-def _more_prs(cat: Catalog, detail: str, prs: list[int], shown: int = 3) -> str:
-    """A risk's detail of its first `shown` PRs, and how many more PRs it has (not the
-    fourth PR's removals dropped without a word)."""
-    if not detail or len(prs) <= shown:
-        return detail
-    return detail + cat.t("risk_text.more_prs", count=len(prs) - shown, total=len(prs))
+def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], str], shown: int = 3) -> str:
+    """A risk's detail told per PR ("#6200: …; #6162: …") for its first `shown` PRs, with
+    how many more it has; its PRs' gists when none has a detail (a model's own evidence)."""
+    sep = "；" if cat.lang == "zh" else "; "
+    parts = []
+    for n in r.prs[:shown]:
+        if text := detail_of(n):
+            parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
+    if not parts:
+        return cat.join(_gists(facts, r.prs))
+    more = cat.t("risk_text.more_prs", count=len(r.prs) - shown, total=len(r.prs)) if len(r.prs) > shown else ""
+    return sep.join(parts) + more
 
 
 def _config_detail(cat: Catalog, evidence: str) -> str:
@@ -552,30 +565,27 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     prs = [p for p in map(facts.pr, r.prs) if p is not None]
     sep = "；" if cat.lang == "zh" else "; "
     if r.kind == "config_change":  # per PR: what it renamed or removed, the first few and how many more
-        parts = []
-        for n in r.prs[:3]:
+        limit = 4 if len(r.prs) == 1 else 2
+
+        def config_of(n: int) -> str:
             own = facts.analyses[n].risks if n in facts.analyses else []
             evidence = next((x.evidence for x in own if x.kind == "config_change"), r.evidence if len(r.prs) == 1 else [])
             changes = [d for d in map(partial(_config_detail, cat), evidence) if d]
-            limit = 4 if len(r.prs) == 1 else 2
-            text = cat.t("list.sep").join(changes[:limit]) + (
+            return cat.t("list.sep").join(changes[:limit]) + (
                 cat.t("risk_text.more_changes", count=len(changes) - limit, total=len(changes)) if len(changes) > limit else "")
-            if text:
-                parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
-        return _more_prs(cat, sep.join(parts), r.prs) or cat.join(_gists(facts, r.prs))
+
+        return _per_pr(cat, r, facts, config_of)
     if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
-        parts = []
-        for n in r.prs[:3]:
+
+        def modules_of(n: int) -> str:
             found, hidden = _modules_gone(facts.analyses[n].risks) if n in facts.analyses else ([], 0)
             if len(found) + hidden > 3:
-                text = cat.t("detail.modules_many", count=len(found) + hidden, modules=cat.join([m[1] or m[2] for m in found[:2]]))
-            else:
-                removed = [m[1] for m in found if m[1]]
-                text = cat.join([cat.t("detail.module_removed", module=cat.join(removed)) if removed else ""]
-                                + [cat.t("detail.module_moved", old=m[2], new=m[3]) for m in found if m[2]])
-            if text:
-                parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
-        return _more_prs(cat, sep.join(parts), r.prs) or cat.join(_gists(facts, r.prs))  # a model's own evidence: gists
+                return cat.t("detail.modules_many", count=len(found) + hidden, modules=cat.join([m[1] or m[2] for m in found[:2]]))
+            removed = [m[1] for m in found if m[1]]
+            return cat.join([cat.t("detail.module_removed", module=cat.join(removed)) if removed else ""]
+                            + [cat.t("detail.module_moved", old=m[2], new=m[3]) for m in found if m[2]])
+
+        return _per_pr(cat, r, facts, modules_of)
     if r.kind == "core_path":
         core = tuple(facts.stats.get("core_paths", []))
         parts = []
