@@ -194,6 +194,17 @@ WHAT_HEADINGS = ("what does this pr do", "what this pr does", "summary", "descri
 _TEST_HEADING = re.compile(r"(?<![\w/.`-])(?:tests?|testing|tested|validat\w*|verif\w*|benchmarks?|bench|experiments?|"
                            r"results?|eval|evaluation|accuracy|reproducer)(?![\w/.`-])")
 DROP_HEADINGS = ("checklist before starting", "checklist before submitting", "checklist", "pr checklist", "before submitting", "related issues")
+# A section telling users what to change: "Migration Guide", "Breaking / migration notes",
+# "Upgrade notes", "⚠️ Breaking", "API Changes (Breaking)", "Migration from legacy TIS";
+# not a plan or a story that mentions a migration ("Phase 2: migration").
+_MIGRATION_HEADING = re.compile(r"^\W*(?:migrat|upgrad|how to (?:migrate|upgrade))|\b(?:migration|upgrade|upgrading) "
+                                r"(?:guide|notes?|steps|required|path)\b|\bbreaking\b")
+# What such a section says when there is nothing to migrate ("None", "No breaking changes.",
+# "N/A", "This PR does not break anything", "Fully backward compatible").
+_NO_NOTES = re.compile(r"\W*(?:(?:no|none|nothing|n/?a)(?:\W*$|\s+(?:breaking|api|user[- ]facing|migration|changes?|"
+                       r"impact|action|effect)\b)|not (?:applicable|needed|required)|non-breaking|"
+                       r"(?:this (?:pr|change) )?(?:does not|doesn't|has no|introduces no|is not|is fully)\b|"
+                       r"(?:fully )?backwards? compatible|there (?:are|is) no\b)", re.I)
 
 
 @dataclass(slots=True, eq=False)  # hashed by identity: clean_body() caches instances
@@ -205,6 +216,9 @@ class CleanBody:
     checked: list[str] = field(default_factory=list)
     issue_refs: list[int] = field(default_factory=list)
     headings: list[str] = field(default_factory=list)
+    # The section telling users what to change: (its heading as written, its text with
+    # the subsections under it), when the body has one that says more than "None".
+    migration: tuple[str, str] | None = None
 
     @property
     def has_test_evidence(self) -> bool:
@@ -235,7 +249,6 @@ def issue_refs(body: str) -> list[int]:
         if _REF_BEFORE.search(body, max(0, m.start() - 60), m.start()):
             refs.add(int(m.group(1)))
     return sorted(refs)
-_PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#\s*add code snippet.*)$", re.I)
 
 
 # The lines that shape a body: code fences, headings and checklist items. Only these
@@ -253,9 +266,12 @@ _SHAPING_LINE = re.compile(
 )
 # Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions).
 _PLACEHOLDER_LINE = re.compile(
-    r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|```\w*|#[^\S\n]*add code snippet[^\n]*)[^\S\n]*"
+    r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|#[^\S\n]*add code snippet[^\n]*)[^\S\n]*"
     r"|- If this PR[^\n]*|- `\{[^\n]*)(?=\n|\Z)"
 )
+# A code fence pair with nothing left inside (a template's "# Add code snippet" block).
+# Other fences stay: the code they hold is no prose to quote (`iter_paragraphs` skips it).
+_EMPTY_FENCE_PAIR = re.compile(r"\n[^\S\n]*```[^\n`]*(?:\n[^\S\n]*)*\n[^\S\n]*```[^\S\n]*(?=\n|\Z)")
 _BLANK_LINES = re.compile(r"\n\n\n+")
 _EMPTY_FENCES = re.compile(r"(```\w*\s*)*")
 
@@ -270,6 +286,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     # Each section is (heading, pieces of its text); a piece is a run of whole lines.
     sections: list[tuple[str, list[str]]] = [("", [])]
+    marks: list[tuple[int, str]] = [(0, "")]  # each section's heading level and text as written
     checked: list[str] = []
     in_code = False
     pos = 0
@@ -285,6 +302,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             if h is None:
                 continue
             heading = h.group(2)
+            marks.append((len(h.group(1)), heading.strip()))
         elif "[" not in m["line"][:12]:
             continue
         start = m.start()  # the line's first character in `body`
@@ -298,9 +316,9 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     if pos <= len(body):
         sections[-1][1].append(body[pos:])
     # Checklists are dropped before the line-by-line pass: they are long.
-    text, what, tests, headings = sort_sections(
-        (heading, _substantive("\n".join(pieces))) for heading, pieces in sections if heading not in DROP_HEADINGS
-    )
+    contents = [(heading, _substantive("\n".join(pieces)) if heading not in DROP_HEADINGS else "")
+                for heading, pieces in sections]
+    text, what, tests, headings = sort_sections(contents)
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
     return CleanBody(
@@ -311,7 +329,28 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         checked=checked,
         issue_refs=refs,
         headings=headings,
+        migration=_migration_notes(contents, marks) if len(contents) > 1 else None,
     )
+
+
+def _migration_notes(contents: list[tuple[str, str]], marks: list[tuple[int, str]]) -> tuple[str, str] | None:
+    """The first section whose heading names a migration, an upgrade or a breaking change
+    and that says more than "None": its heading as written and its text, with the
+    subsections under it (a "Migration Guide" made of `### Example` sections)."""
+    for i, (heading, content) in enumerate(contents):
+        if not heading or not _MIGRATION_HEADING.search(heading):
+            continue
+        level, parts = marks[i][0], [content] if content else []
+        for j in range(i + 1, len(contents)):
+            if marks[j][0] <= level:
+                break
+            if contents[j][1]:
+                parts += [f"{'#' * marks[j][0]} {marks[j][1]}", contents[j][1]]
+        notes = "\n\n".join(parts)
+        first = _SENTENCE_END.split(next(iter_paragraphs(notes), ""), 1)[0]
+        if notes and not _NO_NOTES.match(first):
+            return marks[i][1], notes
+    return None
 
 
 def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, list[str]]:
@@ -340,6 +379,8 @@ def _substantive(text: str) -> str:
     if not text.strip():
         return ""
     text = _PLACEHOLDER_LINE.sub("", "\n" + text)
+    if "```" in text:
+        text = _EMPTY_FENCE_PAIR.sub("", text)
     text = _BLANK_LINES.sub("\n\n", "\n".join([line.rstrip() for line in text.split("\n")])).strip()
     # A lone empty code fence pair or a template placeholder is not content.
     return "" if _EMPTY_FENCES.fullmatch(text) else text
@@ -409,10 +450,17 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~|])")
 _SPACE_RUN = re.compile(r"[ \t]{2,}")
 
 
+# Emphasis around a code span alone (**`delta_sharded`**): the spans are cut out before
+# emphasis is looked for, which would leave its markers.
+_EMPHASIZED_CODE = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(`+)([^`]+?)\2\1(?![\w*])")
+
+
 def plain_markdown(text: str) -> str:
     """`text` as a reader of the rendered Markdown sees it: links and images reduced to
     their text, emphasis markers and inline HTML tags removed, escapes resolved. Code
     spans stay as written (the report shows them as code)."""
+    if "`" in text and ("*`" in text or "_`" in text):
+        text = _EMPHASIZED_CODE.sub(r"\2\3\2", text)
     parts = []
     pos = 0
     for m in _CODE_SPAN.finditer(text):

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from repobrief.conventions import (
     _HEADING,
     _HTML_COMMENT,
-    _PLACEHOLDER,
     _REF_BEFORE,
     DROP_HEADINGS,
     clean_body,
@@ -20,6 +19,25 @@ from repobrief.conventions import (
 )
 
 _CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
+_PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|#\s*add code snippet.*)$", re.I)
+
+
+def _without_empty_fence_pairs(lines: list[str]) -> list[str]:
+    """A fence line, only blank lines, then a closing fence: the pair goes (a template's
+    snippet block once its placeholder is dropped); code fences with code stay."""
+    out, i = [], 0
+    while i < len(lines):
+        s = lines[i].strip()
+        if s.startswith("```") and "`" not in s[3:]:
+            j = i + 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j < len(lines) and lines[j].strip() == "```":
+                i = j + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return out
 
 
 def reference_refs(body: str) -> list[int]:
@@ -33,7 +51,8 @@ def reference_refs(body: str) -> list[int]:
 
 def reference(body: str) -> tuple:
     """Every line looked at in turn: fences toggle code, headings open sections,
-    checklist items are taken out, placeholder lines dropped, blank runs collapsed."""
+    checklist items are taken out, placeholder lines and then empty fence pairs dropped, blank
+    runs collapsed."""
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]
     checked, in_code = [], False
@@ -55,13 +74,14 @@ def reference(body: str) -> tuple:
     for heading, lines in sections:
         if heading in DROP_HEADINGS:
             continue
+        kept = [line for line in lines
+                if not (s := line.strip()) or not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{")))]
         out: list[str] = []
-        for line in lines:
-            s = line.strip()
-            if not s:
+        for line in _without_empty_fence_pairs(kept):
+            if not line.strip():
                 if out and out[-1] != "":
                     out.append("")
-            elif not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{"))):
+            else:
                 out.append(line.rstrip())
         content = "\n".join(out).strip()
         contents.append((heading, "" if re.fullmatch(r"(```\w*\s*)*", content) else content))

@@ -521,3 +521,57 @@ def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatib
     assert "It changes a default, so behaviour changes even for users who change no setting." in key
     assert "compatible with existing setups" not in key
     assert "changes a default behaviour" in d["sections"]["summary"]["text"]
+
+
+def _breaking_week(tmp_path, noted: bool, lang: str = "en") -> dict:
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/io.py": b.lines(40), "conf/train.yaml": "sched: linear\n"})
+    notes = ("\n\n## Migration guide\n\n### Example\n```yaml\nsched: linear\n```\n\n"
+             "Rename `sched` to `scheduler` in your training config.\n" if noted else
+             "\n\n## Breaking changes\n\nNone\n")
+    b.commit(f"[BREAKING][trainer] feat: a scheduler config of its own (#10)\n\nMoves the scheduler settings.{notes}",
+             "2026-01-13T09:00:00+00:00", {"acme/io.py": b.lines(60), "conf/train.yaml": "scheduler: linear\n"})
+    b.commit("[BREAKING][io] feat: one loader for every format (#11)\n\nReplaces the readers.",
+             "2026-01-14T09:00:00+00:00", {"acme/io.py": b.lines(90)})
+    return _report(b.path, "2026-W03", lang)
+
+
+def test_the_migration_notes_a_pr_gives_are_quoted_and_pointed_to(tmp_path):
+    """verl #3984 had a "Migration Guide" and #6974 "Breaking / migration notes"; the report
+    said neither, and asked maintainers to write the migration note they had written."""
+    d = _breaking_week(tmp_path, noted=True)
+    key = next(i["text"] for i in d["sections"]["key_changes"]["items"] if i["prs"] == [10])
+    assert ('Its migration notes ("Migration guide") say: Rename `sched` to `scheduler` in your training config.'
+            in key), key
+    recs = {i["name"]: i["text"] for i in d["sections"]["recommendations"]["items"]}
+    assert "Migration notes are in the description of #10." in recs["Check configuration before upgrading"]
+    # the note to write is asked for the PR that gives none
+    assert "#11" in recs["Publish a migration note"] and "#10" not in recs["Publish a migration note"]
+    zh = _breaking_week(tmp_path / "zh", noted=True, lang="zh")
+    key = next(i["text"] for i in zh["sections"]["key_changes"]["items"] if i["prs"] == [10])
+    assert "其迁移说明（“Migration guide”）写道：Rename `sched` to `scheduler` in your training config。" in key
+
+
+def test_a_breaking_changes_section_that_says_none_is_no_migration_note(tmp_path):
+    d = _breaking_week(tmp_path, noted=False)
+    text = json.dumps(d["sections"])
+    assert "migration notes" not in text.lower() and "Migration notes" not in text
+    assert "#10" in next(i["text"] for i in d["sections"]["recommendations"]["items"]
+                         if i["name"] == "Publish a migration note")
+
+
+def test_a_pr_whose_notes_are_all_there_is_pointed_to_not_asked_for_a_note(tmp_path):
+    """#6974 was not marked breaking, but its notes tell users to update config strings."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/io.py": b.lines(40)})
+    b.commit("[io] feat: sharded sync (#10)\n\nAdds a sharded sync engine.\n\n## Breaking / migration notes\n\n"
+             "- The loader moved to `acme.io.load` (update `loader` config strings).\n",
+             "2026-01-13T09:00:00+00:00", {"acme/io.py": b.lines(60)})
+    d = _report(b.path, "2026-W03")
+    (key,) = d["sections"]["key_changes"]["items"]
+    assert "does not state a default or a compatibility impact" not in key["text"]
+    assert "Its migration notes (\"Breaking / migration notes\") say: The loader moved to" in key["text"]
+    recs = {i["name"]: i["text"] for i in d["sections"]["recommendations"]["items"]}
+    assert recs["Publish a migration note"] == ("Maintainers should carry the migration notes of #10 over into the "
+                                                "release notes, so that users upgrading find them.")
+    assert recs["Check configuration before upgrading"].endswith("Migration notes are in the description of #10.")

@@ -100,6 +100,49 @@ def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
     assert first_sentence("**Note**: the loader is gone.") == "Note: the loader is gone."
 
 
+def test_code_in_a_body_is_no_sentence_to_quote():
+    """Every code fence line used to be dropped as a template placeholder, so the code
+    between read as prose: verl #4962's key change quoted a traceback, another a BibTeX
+    entry. A template's empty snippet block is still dropped."""
+    body = "```bibtex\n@article{li2025, title = {Trust Region Masking}}\n```\n\nAdd K3 KL estimators to the correction."
+    assert first_sentence(clean_body(body).what) == "Add K3 KL estimators to the correction."
+    template = "### API and Usage Example\n\n```python\n# Add code snippet or script demonstrating how to use this\n```\n"
+    assert clean_body(template).text == ""
+
+
+@pytest.mark.parametrize("body, title, first", [
+    ("## Breaking / migration notes\n\n- The loader moved to `acme.io.load` (update `loader` strings).\n",
+     "Breaking / migration notes", "The loader moved to `acme.io.load` (update `loader` strings)."),
+    ("## Migration Guide\n\n### Example 1\n```python\ncfg.rollout_is = True\n```\n\n## References\n\nA paper.",
+     "Migration Guide", ""),  # its text is its subsections' (code), not the next section's
+    ("#### ⚠️ **Breaking**\nWe adopt a new format for position ids.", "⚠️ **Breaking**",
+     "We adopt a new format for position ids."),
+    ("### Upgrade notes\n\nSet `use_v1=False` to keep the old trainer.", "Upgrade notes",
+     "Set `use_v1=False` to keep the old trainer."),
+    ("## Migration\n\nNo longer supported: `acme.old`. Import `acme.new` instead.", "Migration",
+     "No longer supported: `acme.old`."),  # "No" that says what changed
+])
+def test_a_section_that_tells_users_what_to_change_is_found(body, title, first):
+    notes = clean_body("### What does this PR do?\n\nMoves the loader.\n\n" + body).migration
+    assert notes is not None and notes[0] == title
+    assert first_sentence(notes[1]) == first
+    assert "A paper" not in notes[1]
+
+
+@pytest.mark.parametrize("body", [
+    "## Breaking changes\n\nNone",
+    "## Breaking changes\n\nNo.",
+    "## Breaking Changes\n\nNo breaking changes",
+    "## Breaking changes\n\nThere are no breaking changes in this PR. You can call it as before.",
+    "## BC-breaking\n\nThis PR does not break anything.",
+    "### Upgrade notes\n\nN/A",
+    "### Breaking\n\nFully backward compatible.",
+    "## Phase 2: migration\n\nWe move the workers to the new engine next quarter.",  # a plan, not notes
+])
+def test_a_section_that_says_there_is_nothing_to_change_is_no_migration_notes(body):
+    assert clean_body("### What does this PR do?\n\nMoves the loader.\n\n" + body).migration is None
+
+
 def test_a_fix_titled_by_its_problem_gets_its_verb_back():
     """"fix: stuck issue with mixed text-image data" read "The most notable changes: Stuck
     issue with mixed text-image data (#3670)", as if the week had brought the problem."""
@@ -181,6 +224,8 @@ def test_first_sentence_skips_bare_links():
         ("Keeps `**kwargs` and `a_b`, __init__.py, src/**/*.py and 2*3*4 as written, drops ~~old~~ <sub>tags</sub>.",
          "Keeps `**kwargs` and `a_b`, __init__.py, src/**/*.py and 2*3*4 as written, drops old tags."),
         ("Escaped \\*stars\\* and _under_ and **_both_** read plainly.", "Escaped *stars* and under and both read plainly."),
+        # verl #6974: "Adds **`delta_sharded`** — …" read "Adds \\*\\*`delta_sharded`\\*\\*" in the report
+        ("Adds **`delta_sharded`** and _`x`_, keeps a*`b`*c.", "Adds `delta_sharded` and `x`, keeps a*`b`*c."),
     ],
 )
 def test_first_sentence_of_a_body_is_plain_text_not_markdown(body, sentence):

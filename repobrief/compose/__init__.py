@@ -16,7 +16,15 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
-from ..conventions import clean_body, clip, first_sentence, release_version, removal_kind, reverted_title
+from ..conventions import (
+    clean_body,
+    clip,
+    first_sentence,
+    plain_markdown,
+    release_version,
+    removal_kind,
+    reverted_title,
+)
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
@@ -372,14 +380,26 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        elif not p.reverts and not _minor_only(a):  # docs, tests, CI, a revert
+        elif not p.reverts and not _minor_only(a) and not body.migration:  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
+        if body.migration:
+            sentences.append(_migration(cat, *body.migration))
         if p.reverts:
             sentences.append(_reverts(facts, p))
         if a.discussion_summary:
             sentences.append(_end(cat, cat.t("key_change.discussion", summary=a.discussion_summary)))
         items.append(Item(a.gist, ("" if cat.lang == "zh" else " ").join(sentences), [p.number]))
     return items
+
+
+def _migration(cat: Catalog, title: str, notes: str) -> str:
+    """The key change's sentence on the migration notes a PR's description gives: their
+    first sentence, or where they are when that sentence leads into code or a list."""
+    title = clip(plain_markdown(title), 60, at_word=True)
+    said = first_sentence(notes, 240).rstrip()
+    if said and not said.endswith((":", "：")) and len(said.split()) >= 4:
+        return _end(cat, cat.t("key_change.migration_quote", title=title, text=said.rstrip(". ")))
+    return cat.t("key_change.migration", title=title)
 
 
 def _removals(cat: Catalog, risks: list[Risk]) -> list[str]:
@@ -641,22 +661,30 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks}
 
-    def add(priority: int, key: str, prs: list[int], title: str | None = None, **kw) -> None:
-        """The advice `rec.KEY`, named by `rec.TITLE_name` (default: the key's own)."""
+    def add(priority: int, key: str, prs: list[int], title: str | None = None, then: str = "", **kw) -> None:
+        """The advice `rec.KEY` (and the sentence `then`), named by `rec.TITLE_name`
+        (default: the key's own)."""
         name = period_t(facts, f"rec.{title or key}_name", **kw)
         if any(i.name == name for _, i in recs):
             return
         text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
-        recs.append((priority, Item(name, text, prs[:6])))
+        recs.append((priority, Item(name, text + then, prs[:6])))
 
     breaking, config = kinds.get("breaking_change"), kinds.get("config_change")
-    if breaking or config:
-        prs = sorted({n for r in (breaking, config) if r for n in r.prs})
-        add(0, "check_config", prs)
+    # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
+    noted = [p.number for p in facts.ranked_live() if clean_body(p.body).migration]
+    if breaking or config or noted:
+        prs = sorted({n for r in (breaking, config) if r for n in r.prs} | set(noted))
+        add(0, "check_config", prs, then=cat.t("rec.follow_notes", prs=_pr_ref(cat, noted, 4)) if noted else "")
         # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
+        # Notes a PR gives already are to be carried over, not written anew.
         renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
                       for e in (config.evidence if config else []))
-        add(1, "migration" if renamed else "migration_behaviour", prs, title="migration")
+        unnoted = [n for n in prs if n not in noted]
+        if unnoted:
+            add(1, "migration" if renamed else "migration_behaviour", unnoted, title="migration")
+        else:
+            add(1, "migration_link", noted, title="migration")
     if "module_removed" in kinds:
         modules, count, how = _old_modules(cat, [r for n in kinds["module_removed"].prs if n in facts.analyses
                                                  for r in facts.analyses[n].risks])
