@@ -101,3 +101,43 @@ def test_a_wrong_difference_is_named_against_the_span_before_the_reports(days, b
     assert g.check_text("summary", f"22 PRs were merged, 6 more than {before}.") == [
         f"summary states '6' as the difference from {before}, but the computed difference is 1"]
     assert g.check_text("summary", f"22 PRs were merged, 1 more than {before}.") == []
+
+
+def test_migration_notes_a_cut_body_lost_are_kept_in_a_block_of_their_own():
+    """verl #3984's "Migration Guide" came after 20,000 characters of description: a body
+    cut to the budget lost the one part that tells users what to change."""
+    from repobrief.conventions import clean_body
+
+    pr = _big_pr()
+    pr.body += "\n\n## Migration guide\n\nRename `sched.mode` to `sched.policy` in your config.\n"
+    cleaned = clean_body(pr.body)
+    args = dict(repository="o/r", week="2026-W26", lang="en", week_prs=[501], diff="", budget_tokens=3000,
+                schema=json_schema(PRAnalysisOut), clean_body=cleaned.text)
+    inp = build_pr_input(pr, None, migration=cleaned.migration, **args)
+    user = inp.messages[1]["content"]
+    assert '<untrusted kind="migration notes">\nMigration guide\n\nRename `sched.mode` to `sched.policy`' in user
+    assert inp.tokens <= 3000 * 1.05
+    # without notes, or with a body that kept them, no second copy
+    assert "migration notes" not in build_pr_input(pr, None, migration=None, **args).messages[1]["content"]
+    short = clean_body("Streams batches.\n\n## Migration guide\n\nRename `sched.mode` to `sched.policy`.")
+    kept = build_pr_input(pr, None, migration=short.migration, **{**args, "clean_body": short.text})
+    assert 'kind="migration notes"' not in kept.messages[1]["content"]
+
+
+def test_the_week_composer_is_told_which_prs_give_migration_notes():
+    from types import SimpleNamespace
+
+    from repobrief.llm.prompts import build_compose_input
+    from repobrief.llm.schema import SectionsOut
+
+    noted = PullRequest(number=7, title="feat!: new scheduler keys", author="ann", merged_at=datetime(2026, 6, 23, tzinfo=UTC),
+                        body="Renames keys.\n\n## Breaking / migration notes\n\n- Rename `sched` to `scheduler` in configs.\n")
+    plain = PullRequest(number=8, title="fix: typo", author="bo", merged_at=datetime(2026, 6, 24, tzinfo=UTC), body="Typo.")
+    view = SimpleNamespace(prs=[noted, plain], analyses={}, days=None, repository="o/r", week="2026-W26",
+                           first_day="2026-06-22", last_day="2026-06-28", stats={}, themes=[], risks=[],
+                           release_notes=None, advisories=[])
+    user = build_compose_input(view, "en", json_schema(SectionsOut))[1]["content"]
+    assert ('"migration_notes": "Breaking / migration notes: Rename `sched` to `scheduler` in configs."' in user)
+    assert user.count("migration_notes") == 2  # the row of #7 and the instruction; #8 has none
+    view.prs = [plain]
+    assert "migration_notes" not in build_compose_input(view, "en", json_schema(SectionsOut))[1]["content"]

@@ -511,7 +511,7 @@ class LLMEngine(Engine):
         window = getattr(ctx, "window", None)
         days = _days(window)
         schema = schema_for(json_schema(PRAnalysisOut), days)
-        body = clean_body(pr.body or "").text
+        cleaned = clean_body(pr.body or "")
         inp = build_pr_input(
             pr,
             hint,
@@ -521,9 +521,10 @@ class LLMEngine(Engine):
             lang=self._lang,
             week_prs=week_prs,
             diff=diff,
-            clean_body=body,
+            clean_body=cleaned.text,
             budget_tokens=self.llm_settings.prompt_tokens_per_pr,
             schema=schema,
+            migration=cleaned.migration,
         )
         data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
             c.body for t in pr.threads for c in t.comments
