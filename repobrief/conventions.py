@@ -182,7 +182,10 @@ def reverts_named(body: str, repository: str | None) -> int | None:
 # --------------------------------------------------------------------------- bodies
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.+?)\s*#*\s*$")
+# A heading's hashes are followed by a space (CommonMark): "#7144, which this PR is stacked
+# on" at the start of a wrapped line is text, not a heading.
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})[^\S\n]+(.+?)\s*#*\s*$")
+_HEADING_START = re.compile(r"#{1,6}(?:\s|$)")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
 
@@ -195,16 +198,26 @@ _TEST_HEADING = re.compile(r"(?<![\w/.`-])(?:tests?|testing|tested|validat\w*|ve
                            r"results?|eval|evaluation|accuracy|reproducer)(?![\w/.`-])")
 DROP_HEADINGS = ("checklist before starting", "checklist before submitting", "checklist", "pr checklist", "before submitting", "related issues")
 # A section telling users what to change: "Migration Guide", "Breaking / migration notes",
-# "Upgrade notes", "⚠️ Breaking", "API Changes (Breaking)", "Migration from legacy TIS";
-# not a plan or a story that mentions a migration ("Phase 2: migration").
-_MIGRATION_HEADING = re.compile(r"^\W*(?:migrat|upgrad|how to (?:migrate|upgrade))|\b(?:migration|upgrade|upgrading) "
-                                r"(?:guide|notes?|steps|required|path)\b|\bbreaking\b")
-# What such a section says when there is nothing to migrate ("None", "No breaking changes.",
-# "N/A", "This PR does not break anything", "Fully backward compatible").
-_NO_NOTES = re.compile(r"\W*(?:(?:no|none|nothing|n/?a)(?:\W*$|\s+(?:breaking|api|user[- ]facing|migration|changes?|"
-                       r"impact|action|effect)\b)|not (?:applicable|needed|required)|non-breaking|"
-                       r"(?:this (?:pr|change) )?(?:does not|doesn't|has no|introduces no|is not|is fully)\b|"
-                       r"(?:fully )?backwards? compatible|there (?:are|is) no\b)", re.I)
+# "Upgrade notes", "Migration from legacy TIS", "⚠️ Breaking", "API Changes (Breaking)";
+# not a plan or a story that mentions one ("Phase 2: migration", "Upgrade vLLM to 0.9",
+# "Migration of the CI to hosted runners", "Non-breaking change", "Fix breaking test").
+_BREAKING_HEADING = re.compile(r"^[\W_]*breaking\b|(?<!non-)(?<!non )\bbreaking (?:changes?|api|notes?)\b|\(breaking\)"
+                               r"|不兼容|破坏性")
+_MIGRATION_HEADING = re.compile(r"^[\W_]*(?:migrations?|upgrad(?:e|es|ing))[\W_]*$|^[\W_]*(?:migrat|upgrad)\w* (?:from|to)\b"
+                                r"|\b(?:migration|upgrade|upgrading) (?:guide|notes?|steps|required|path|instructions)\b"
+                                r"|how to (?:migrate|upgrade)|迁移|升级说明|升级指南|" + _BREAKING_HEADING.pattern)
+# What such a section says when there is nothing to change: a short first sentence ("None",
+# "No, this only adds an option.", "N/A", "This PR does not break anything", "Fully
+# backward compatible", "无"), with no instruction in it ("Does not read `sched` any more:
+# rename it …") and none after it ("No API change. The `sched` key is renamed …").
+_NOTHING = re.compile(r"[\W_]*(?:(?:no(?:ne|pe|thing)?|n/?a)(?![^\W_])(?!\s+longer)|not (?:applicable|needed|required|that)\b"
+                      r"|non-breaking|(?:this (?:pr|change) )?(?:does not|doesn't|has no|introduces no|is not|is fully)\b"
+                      r"|(?:fully )?backwards? compatible|there (?:are|is) no\b(?!\s+longer)|无|没有|不涉及|否)", re.I)
+_INSTRUCTION = re.compile(r"\b(?:but|except|however|unless|must|rename\w*|instead|replace\w*|re-?export|convert"
+                          r"|run|use|set|pass|update)\b", re.I)
+_STRONG_INSTRUCTION = re.compile(r"\b(?:must|rename[sd]?|instead|replaced?|re-?export|no longer|migrate)\b", re.I)
+# A question's bare answer ("Does this PR introduce a breaking change?" "Yes").
+_BARE_ANSWER = re.compile(r"[\W_]*(?:yes|no|y|n|是|否)[\W_]*", re.I)
 
 
 @dataclass(slots=True, eq=False)  # hashed by identity: clean_body() caches instances
@@ -219,6 +232,12 @@ class CleanBody:
     # The section telling users what to change: (its heading as written, its text with
     # the subsections under it), when the body has one that says more than "None".
     migration: tuple[str, str] | None = None
+    breaking_section: str | None = None  # what a "Breaking changes" section with notes says first
+
+    @property
+    def declared_breaking(self) -> str | None:
+        """What the body says breaks: its `BREAKING CHANGE:` footer, else its breaking section."""
+        return self.breaking_note or self.breaking_section
 
     @property
     def has_test_evidence(self) -> bool:
@@ -264,11 +283,23 @@ _SHAPING_LINE = re.compile(
     r"\n(?P<line>(?P<indent>[^\S\n]*)(?:(?P<fence>```)|(?P<hash>#)"
     r"|[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))[^\n]*)"
 )
-# Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions).
+# Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions), and
+# the trailers a squash merge appends (`Co-authored-by: …`), which are no description.
 _PLACEHOLDER_LINE = re.compile(
-    r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|#[^\S\n]*add code snippet[^\n]*)[^\S\n]*"
+    r"\n[^\S\n]*(?:(?i:>[^\n]*|\.\.\.|n/?a|none|todo|tbd|-+|#[^\S\n]*add code snippet[^\n]*"
+    r"|(?:co-authored|signed-off|reviewed|acked|tested|reported|suggested)-by:[^\n]*)[^\S\n]*"
     r"|- If this PR[^\n]*|- `\{[^\n]*)(?=\n|\Z)"
 )
+# A template's hint quoted and wrapped over lines that continue its paragraph without a
+# `>` (a "lazy continuation" in Markdown: "> Add a concise overview of what this PR aims
+# to achieve or\naccomplish." is one quote, not a quote and the sentence "accomplish.").
+# A hint tells the author what to write; a quote an author writes into the template's
+# marker ("> Fix the position_id shape mismatch:\n`process_position_ids` expects …")
+# keeps its continuation.
+_HINT_PARAGRAPH = re.compile(
+    r"\n[^\S\n]*>[^\S\n]*(?i:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste"
+    r"|make sure|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b[^\n]*"
+    r"(?:\n(?![^\S\n]*(?:>|```|#{1,6}(?:\s|$)|[-*+][^\S\n]|\d+[.)][^\S\n]))[^\S\n]*\S[^\n]*)+")
 # A code fence pair with nothing left inside (a template's "# Add code snippet" block).
 # Other fences stay: the code they hold is no prose to quote (`iter_paragraphs` skips it).
 _EMPTY_FENCE_PAIR = re.compile(r"\n[^\S\n]*```[^\n`]*(?:\n[^\S\n]*)*\n[^\S\n]*```[^\S\n]*(?=\n|\Z)")
@@ -321,6 +352,10 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     text, what, tests, headings = sort_sections(contents)
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
+    notes = _migration_notes(sections, contents, marks) if len(contents) > 1 else None
+    # A "Breaking changes" section that says what breaks declares it as a footer does.
+    section = (inert_text(_SENTENCE_END.split(next(iter_paragraphs(notes[1]), ""), 1)[0])[:200] or notes[0]
+               if notes is not None and _BREAKING_HEADING.search(notes[0].lower()) else None)
     return CleanBody(
         text=text,
         what=what,
@@ -329,17 +364,22 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         checked=checked,
         issue_refs=refs,
         headings=headings,
-        migration=_migration_notes(contents, marks) if len(contents) > 1 else None,
+        migration=notes,
+        breaking_section=section,
     )
 
 
-def _migration_notes(contents: list[tuple[str, str]], marks: list[tuple[int, str]]) -> tuple[str, str] | None:
+def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple[str, str]],
+                     marks: list[tuple[int, str]]) -> tuple[str, str] | None:
     """The first section whose heading names a migration, an upgrade or a breaking change
     and that says more than "None": its heading as written and its text, with the
-    subsections under it (a "Migration Guide" made of `### Example` sections)."""
+    subsections under it (a "Migration Guide" made of `### Example` sections); a
+    "nothing changes" sentence before real instructions is left out."""
     for i, (heading, content) in enumerate(contents):
         if not heading or not _MIGRATION_HEADING.search(heading):
             continue
+        if not content and "\n".join(sections[i][1]).strip():
+            continue  # answered with a placeholder ("None", "> N/A"): the sections under it are not its text
         level, parts = marks[i][0], [content] if content else []
         for j in range(i + 1, len(contents)):
             if marks[j][0] <= level:
@@ -347,9 +387,16 @@ def _migration_notes(contents: list[tuple[str, str]], marks: list[tuple[int, str
             if contents[j][1]:
                 parts += [f"{'#' * marks[j][0]} {marks[j][1]}", contents[j][1]]
         notes = "\n\n".join(parts)
-        first = _SENTENCE_END.split(next(iter_paragraphs(notes), ""), 1)[0]
-        if notes and not _NO_NOTES.match(first):
-            return marks[i][1], notes
+        # (a bold answer alone, "__No__", is no paragraph for iter_paragraphs: its line then)
+        first = _SENTENCE_END.split(next(iter_paragraphs(notes), "") or notes.split("\n", 1)[0], 1)[0]
+        if not notes or marks[i][1].rstrip("*_ ").endswith(("?", "？")) and _BARE_ANSWER.fullmatch(first):
+            continue
+        if _NOTHING.match(first) and len(first.split()) <= 10 and not _INSTRUCTION.search(first):
+            rest = notes[notes.find(first) + len(first):] if first in notes else ""
+            if not _STRONG_INSTRUCTION.search(rest):
+                continue
+            notes = rest.lstrip(" .;:\n")
+        return marks[i][1], notes
     return None
 
 
@@ -378,7 +425,10 @@ def _substantive(text: str) -> str:
     """A section's text without placeholder lines, trailing spaces and runs of blank lines."""
     if not text.strip():
         return ""
-    text = _PLACEHOLDER_LINE.sub("", "\n" + text)
+    text = "\n" + text
+    if ">" in text:
+        text = _HINT_PARAGRAPH.sub("", text)
+    text = _PLACEHOLDER_LINE.sub("", text)
     if "```" in text:
         text = _EMPTY_FENCE_PAIR.sub("", text)
     text = _BLANK_LINES.sub("\n\n", "\n".join([line.rstrip() for line in text.split("\n")])).strip()
@@ -411,11 +461,12 @@ def iter_paragraphs(text: str) -> Iterator[str]:
         if in_code:
             continue
         label = s[:2] in ("**", "__") and _BOLD_LABEL.match(s)  # "**Summary**" on its own line: a heading
-        if not s or label or s.startswith(("#", "|", ">")) or (s[0] in "-*+0123456789" and _LIST_ITEM.match(s)):
+        apart = s.startswith(("|", ">")) or (s[:1] == "#" and _HEADING_START.match(s) is not None)
+        if not s or label or apart or (s[0] in "-*+0123456789" and _LIST_ITEM.match(s)):
             if cur:
                 yield " ".join(cur)
                 cur = []
-            if s and not label and not s.startswith(("#", "|", ">")):
+            if s and not label and not apart:
                 cur = [_LIST_MARK.sub("", s)]
             continue
         cur.append(s)
@@ -450,17 +501,22 @@ _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~|])")
 _SPACE_RUN = re.compile(r"[ \t]{2,}")
 
 
-# Emphasis around a code span alone (**`delta_sharded`**): the spans are cut out before
-# emphasis is looked for, which would leave its markers.
+# Emphasis around a code span alone (**`delta_sharded`**), and a link whose text holds one
+# ([`verl-recipe`](https://…)): the spans are cut out before emphasis and links are looked
+# for, which would leave their markers.
 _EMPHASIZED_CODE = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(`+)([^`]+?)\2\1(?![\w*])")
+_LINKED_CODE = re.compile(r"!?\[([^\]\n]*`[^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 
 
 def plain_markdown(text: str) -> str:
     """`text` as a reader of the rendered Markdown sees it: links and images reduced to
     their text, emphasis markers and inline HTML tags removed, escapes resolved. Code
     spans stay as written (the report shows them as code)."""
-    if "`" in text and ("*`" in text or "_`" in text):
-        text = _EMPHASIZED_CODE.sub(r"\2\3\2", text)
+    if "`" in text:
+        if "*`" in text or "_`" in text:
+            text = _EMPHASIZED_CODE.sub(r"\2\3\2", text)
+        if "`](" in text:
+            text = _LINKED_CODE.sub(r"\1", text)
     parts = []
     pos = 0
     for m in _CODE_SPAN.finditer(text):

@@ -19,7 +19,30 @@ from repobrief.conventions import (
 )
 
 _CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
-_PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|#\s*add code snippet.*)$", re.I)
+_PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|#\s*add code snippet.*"
+                          r"|(?:co-authored|signed-off|reviewed|acked|tested|reported|suggested)-by:.*)$", re.I)
+
+
+_HINT = re.compile(r"(?:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste|make sure"
+                   r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b", re.I)
+
+
+def _without_hints(lines: list[str]) -> list[str]:
+    """A `>` line that tells the author what to write goes with the non-blank lines that
+    continue its paragraph (Markdown's lazy continuation); a blank line, another `>`
+    line, a fence, a heading or a list item ends the paragraph. Other quotes keep theirs."""
+    out, hint = [], False
+    for line in lines:
+        s = line.lstrip()
+        if s.startswith(">"):
+            hint = bool(_HINT.match(s[1:].lstrip()))
+            out.append(line)  # a placeholder line either way (dropped next)
+            continue
+        if not s.strip() or s.startswith("```") or re.match(r"#{1,6}(?:\s|$)|[-*+][^\S\n]|\d+[.)][^\S\n]", s):
+            hint = False
+        if not hint:
+            out.append(line)
+    return out
 
 
 def _without_empty_fence_pairs(lines: list[str]) -> list[str]:
@@ -51,8 +74,8 @@ def reference_refs(body: str) -> list[int]:
 
 def reference(body: str) -> tuple:
     """Every line looked at in turn: fences toggle code, headings open sections,
-    checklist items are taken out, placeholder lines and then empty fence pairs dropped, blank
-    runs collapsed."""
+    checklist items are taken out, template hints with their lazy continuation lines,
+    placeholder lines and then empty fence pairs dropped, blank runs collapsed."""
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]
     checked, in_code = [], False
@@ -74,7 +97,7 @@ def reference(body: str) -> tuple:
     for heading, lines in sections:
         if heading in DROP_HEADINGS:
             continue
-        kept = [line for line in lines
+        kept = [line for line in _without_hints(lines)
                 if not (s := line.strip()) or not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{")))]
         out: list[str] = []
         for line in _without_empty_fence_pairs(kept):
@@ -102,7 +125,9 @@ TEMPLATE_LINES = [
     "# add code snippet here", "### Test", "## Checklist", "## What does this PR do?", "## **Summary**",
     "BREAKING CHANGE: renamed x", "fixes #12", "Closes #9 see /issues/7", "a\r", "\x0bvt", "\u00a0nbsp", "#  ",
     "text ``` inline", "<!-- hidden -->", "<!-- open", "close -->", "see https://x/y/issues/31#issuecomment-1",
-    "Fixes #7, related to org/repo#8", "#12 without a word", "/issues/#9",
+    "Fixes #7, related to org/repo#8", "#12 without a word", "/issues/#9", "Co-authored-by: A <a@x>",
+    "  signed-off-by: b", "Co-authored-by:", "co-authored-by x",
+    "> Add a hint that wraps", "onto a second line.", "> an author's quote", "> If unsure", "1. item", "2) item", "-", "+ x", "#\tTab heading",
 ]
 
 

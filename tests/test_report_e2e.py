@@ -355,9 +355,9 @@ def test_a_custom_range_reads_as_a_period_in_every_format(verl_repo, tmp_path, l
     """The headings, labels and empty-section lines that the Markdown, the HTML page and
     the chat cards add to the sections read as the period too ("2. 这14天的重点变化", a
     card's "这14天的亮点", the page's "All PRs of this 14-day period"). Nothing merged
-    on 2026-06-27..28 reached the table or raised a risk, so those say so for the period."""
+    on 2026-06-06..07 reached the table or raised a risk, so those say so for the period."""
     formats = "md,html,json,feishu,slack,dingtalk,wecom"
-    for since, until in (("2026-06-15", "2026-06-28"), ("2026-06-27", "2026-06-28")):
+    for since, until in (("2026-06-15", "2026-06-28"), ("2026-06-06", "2026-06-07")):
         code, _, err = run_cli("report", str(verl_repo), *VERL[:2], "--since", since, "--until", until,
                                "--tz", "Asia/Shanghai", "--lang", lang, "--format", formats, "--out", str(tmp_path), "-q")
         assert code == 0, err
@@ -371,7 +371,7 @@ def test_a_custom_range_reads_as_a_period_in_every_format(verl_repo, tmp_path, l
         assert not said, (name, said)
     two_weeks = written[f"verl-project__verl-2026-06-15..2026-06-28.{lang}.md"]
     assert {"en": "\n## 2. Key changes\n", "zh": "\n## 2. 这14天的重点变化\n"}[lang] in two_weeks
-    two_days = written[f"verl-project__verl-2026-06-27..2026-06-28.{lang}.md"]
+    two_days = written[f"verl-project__verl-2026-06-06..2026-06-07.{lang}.md"]
     for line in {"en": ["No notable risks in this 2-day period.", "No PR reached the importance threshold of 5 in this 2-day period."],
                  "zh": ["这2天无明显风险。", "这2天没有重要性达到5的PR。"]}[lang]:
         assert f"\n{line}\n" in two_days

@@ -572,6 +572,121 @@ def test_a_pr_whose_notes_are_all_there_is_pointed_to_not_asked_for_a_note(tmp_p
     assert "does not state a default or a compatibility impact" not in key["text"]
     assert "Its migration notes (\"Breaking / migration notes\") say: The loader moved to" in key["text"]
     recs = {i["name"]: i["text"] for i in d["sections"]["recommendations"]["items"]}
-    assert recs["Publish a migration note"] == ("Maintainers should carry the migration notes of #10 over into the "
+    assert recs["Publish a migration note"] == ("Maintainers should carry over the migration notes of #10 into the "
                                                 "release notes, so that users upgrading find them.")
     assert recs["Check configuration before upgrading"].endswith("Migration notes are in the description of #10.")
+
+
+def test_a_tools_own_folder_is_neither_configuration_nor_source(tmp_path):
+    """verl 2026-W31's main risk was "#7219 (.gemini/config.yaml deleted)", a code-review
+    bot's settings; flask #4969 (.devcontainer/ and CONTRIBUTING.rst) was asked for tests."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(40), ".gemini/config.yaml": "review: true\n",
+                                                       ".devcontainer/on-create-command.sh": b.lines(5)})
+    b.commit("[ci] chore: remove gemini code review (#10)", "2026-01-13T09:00:00+00:00", {".gemini/config.yaml": None})
+    b.commit("feat: a dev container that installs the extras (#11)", "2026-01-14T09:00:00+00:00",
+             {".devcontainer/on-create-command.sh": b.lines(25), ".devcontainer/devcontainer.json": "{}\n"})
+    d = _report(b.path, "2026-W03")
+    risky = {r["kind"]: r["prs"] for r in d["risks"]}
+    assert "config_change" not in risky and 11 not in risky.get("missing_tests", []), risky
+    assert "Check configuration before upgrading" not in json.dumps(d["sections"]["recommendations"])
+
+
+def test_a_change_reverted_the_same_week_is_asked_nothing_and_shown_once(tmp_path):
+    """verl 2026-W15: #5904 was reverted by #5942 and landed again as #5945; a
+    recommendation still listed #5904, and a theme gave the same title twice."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/npu/attn.py": b.lines(40)})
+    b.commit("[npu] fix: adjust the attention mask shape (#10)", "2026-01-12T09:00:00+00:00", {"acme/npu/attn.py": b.lines(50)})
+    b.commit('Revert "[npu] fix: adjust the attention mask shape (#10)" (#11)\n\nReverts acme/repo#10',
+             "2026-01-13T09:00:00+00:00", {"acme/npu/attn.py": b.lines(40)})
+    b.commit("[npu] fix: adjust the attention mask shape (#12)", "2026-01-14T09:00:00+00:00", {"acme/npu/attn.py": b.lines(52)})
+    for i in range(4):
+        b.commit(f"[npu] fix: npu kernel issue {i} (#{20 + i})", f"2026-01-15T0{i}:00:00+00:00", {f"acme/npu/k{i}.py": b.lines(9)})
+    d = _report(b.path, "2026-W03")
+    recs = d["sections"]["recommendations"]["items"]
+    assert recs and all(10 not in i["prs"] and "#10" not in i["text"] for i in recs), recs
+    patch = next(i["text"] for i in recs if i["name"] == "Plan a patch release")
+    assert patch.startswith("With 5 fixes merged this week")  # #12 and the four kernels, not #10
+    shown = [i["text"] for i in d["sections"]["trends"]["items"] if "Adjust the attention mask shape" in i["text"]]
+    assert shown and all(t.count("Adjust the attention mask shape") == 1 and "(#12)" in t for t in shown), shown
+
+
+def test_a_typo_sweep_is_no_bug_fix_and_a_typo_in_a_name_still_is(tmp_path):
+    """verl #1879 "fix: typos" (17 lines over 10 files) scored 5.3 with "bug fix +2"."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {f"src/m{i}.py": b.lines(40) for i in range(4)})
+    b.commit("fix: typos (#10)", "2026-01-13T09:00:00+00:00", {f"src/m{i}.py": b.lines(42) for i in range(4)})
+    b.commit("fix typo: clip_cvo_ratio to clip_cov_ratio (#11)", "2026-01-14T09:00:00+00:00", {"src/m0.py": b.lines(43)})
+    prs = {p["number"]: p for p in _report(b.path, "2026-W03")["pull_requests"]}
+    assert prs[10]["type"] == "style" and prs[10]["importance"] <= 2, prs[10]
+    assert prs[11]["type"] == "fix"  # a renamed key users write
+
+
+def test_a_breaking_section_in_the_body_is_a_breaking_change(tmp_path):
+    """verl #3496 declared "⚠️ Breaking: we adopt a new format for Qwen2VL's position ids"
+    in its body; the summary did not call it a breaking change."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/models/qwen.py": b.lines(40)})
+    body = ("### What does this PR do?\n\nRefactors the qwen2vl patches.\n\n#### ⚠️ Breaking\n"
+            "We adopt a new format for the position ids: (4, batch size, seq len).\n")
+    b.commit(f"[model] fix: refactor qwen2vl patches (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
+             {"acme/models/qwen.py": b.lines(60)})
+    d = _report(b.path, "2026-W03")
+    (risk,) = [r for r in d["risks"] if r["kind"] == "breaking_change"]
+    assert risk["prs"] == [10] and "BREAKING CHANGE: We adopt a new format for the position ids" in risk["evidence"][0]
+    assert "Breaking change" in d["sections"]["summary"]["text"] or "breaking change" in d["sections"]["summary"]["text"]
+    (key,) = d["sections"]["key_changes"]["items"]
+    assert 'Its migration notes ("⚠️ Breaking") say: We adopt a new format for the position ids' in key["text"]
+
+
+def test_code_after_a_lead_in_is_not_quoted_as_its_description(tmp_path):
+    """Seven verl fixes began "… crashes with:" and a traceback, which the key change
+    quoted as prose ("crashes with: RuntimeError: max(): Expected reduction dim …")."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/metrics.py": b.lines(40)})
+    body = ("### What does this PR do?\n\nWhen every sample is aborted, `compute_data_metrics` crashes with:\n\n"
+            "```\nRuntimeError: max(): Expected reduction dim to be specified\n```\n\n"
+            "This PR returns NaN for the metrics of an empty batch instead.\n")
+    b.commit(f"[trainer] fix: return NaN for empty tensors (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
+             {"src/metrics.py": b.lines(48)})
+    (key,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
+    assert "RuntimeError" not in key["text"] and "crashes with" not in key["text"], key["text"]
+
+
+def test_migration_notes_are_not_copied_into_a_revert_or_said_twice(tmp_path):
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/io.py": b.lines(40), "acme/x.py": b.lines(40)})
+    notes = "\n\n## Migration notes\n\nUse `acme.io.load` instead of `acme.legacy.read` everywhere.\n"
+    b.commit(f"feat: one loader (#10)\n\nAdds it.{notes}", "2026-01-06T09:00:00+00:00", {"acme/io.py": b.lines(60)})
+    b.commit(f'Revert "feat: one loader (#10)" (#11)\n\nReverts acme/repo#10\n\nOriginal description:{notes}',
+             "2026-01-13T09:00:00+00:00", {"acme/io.py": b.lines(40)})
+    b.commit("refactor: the scheduler reads `scheduler` (#12)\n\n## Summary of breaking changes\n\n"
+             "Rename `sched` to `scheduler` in your training config.\n", "2026-01-14T09:00:00+00:00", {"acme/x.py": b.lines(44)})
+    d = _report(b.path, "2026-W03")
+    keys = {i["prs"][0]: i["text"] for i in d["sections"]["key_changes"]["items"]}
+    assert "migration notes" not in keys[11].lower()
+    assert keys[12].count("Rename `sched` to `scheduler` in your training config") == 1, keys[12]
+    assert "#11" not in json.dumps([i for i in d["sections"]["recommendations"]["items"] if "igration" in i["text"]])
+
+
+def test_a_template_hint_wrapped_over_lines_is_neither_description_nor_test_evidence(tmp_path):
+    """verl's template hints are quotes wrapped over several lines; the lines after the
+    first have no `>` but belong to the quote (Markdown's lazy continuation). 173 key
+    changes lost their description to "accomplish.", and a Test section holding only
+    "…validate by experiment(s) and show results like training curve plots" counted as
+    test evidence (verl #6777, #6796, #6862)."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/npu.py": b.lines(40)})
+    body = ("### What does this PR do?\n\n> Add **concise** overview of what this PR aims to achieve or\n"
+            "accomplish. Reference related GitHub issues and PRs that help with\nthe review.\n\n"
+            "Isolates the per-model NPU patches so that one failing model does not break the others.\n\n"
+            "### Test\n\n> For changes that can not be tested by CI (e.g., algorithm\n"
+            "implementation, new model support), validate by experiment(s) and show\n"
+            "results like training curve plots, evaluation results, etc.\n")
+    b.commit(f"[npu] feat: per-model NPU patches with fault isolation (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
+             {"acme/npu.py": b.lines(90)})
+    d = _report(b.path, "2026-W03")
+    (key,) = d["sections"]["key_changes"]["items"]
+    assert key["text"].startswith("Isolates the per-model NPU patches so that one failing model does not break the others.")
+    assert [r["prs"] for r in d["risks"] if r["kind"] == "missing_tests"] == [[10]]

@@ -133,14 +133,55 @@ def test_a_section_that_tells_users_what_to_change_is_found(body, title, first):
     "## Breaking changes\n\nNone",
     "## Breaking changes\n\nNo.",
     "## Breaking Changes\n\nNo breaking changes",
-    "## Breaking changes\n\nThere are no breaking changes in this PR. You can call it as before.",
+    "## Breaking changes\n\nThere are no breaking changes in this PR. It is still possible to call `x` as before "
+    "(although if you want to pass in a custom fn you will need to use the new method).",  # verl #162
     "## BC-breaking\n\nThis PR does not break anything.",
     "### Upgrade notes\n\nN/A",
     "### Breaking\n\nFully backward compatible.",
-    "## Phase 2: migration\n\nWe move the workers to the new engine next quarter.",  # a plan, not notes
+    "## Breaking changes\n\nNo, this only adds an option.",
+    "### Is this a breaking change?\n\nNo, the old key is still read.",
+    "### Does this PR introduce a breaking change?\n\nYes",  # a bare answer says nothing to do
+    "## Breaking changes\n\nNope.", "## Breaking changes\n\n_None_", "## Breaking changes\n\n__No__",
+    "## Migration\n\nNone required.", "## Breaking changes\n\nNone (internal refactor only).",
+    "## Breaking changes\n\nN/A - internal refactor only.", "## Breaking changes\n\nNot that I know of.",
+    "## Migration\n\nNothing to migrate.", "## 不兼容变更\n\n无",
+    # answered with a placeholder: the sections under it are not its text
+    "## Breaking changes\n\nNone\n\n### Test\n\nRan the unit tests on 8 GPUs and they pass.",
+    "# Breaking changes\n\n> None\n\n## Summary\n\nMoves the loader into its own module.",
+    # a plan, a bump or a story, not notes
+    "## Phase 2: migration\n\nWe move the workers to the new engine next quarter.",
+    "## Upgrade dependencies\n\n- torch 2.5 -> 2.6", "## Upgrade vLLM to 0.9\n\nBumps it.",
+    "## Migration of the CI to GitHub-hosted runners\n\nMoves jobs.", "## Non-breaking change\n\nAdds a flag.",
+    "## Fix breaking test on main\n\nFixes it.",
 ])
 def test_a_section_that_says_there_is_nothing_to_change_is_no_migration_notes(body):
     assert clean_body("### What does this PR do?\n\nMoves the loader.\n\n" + body).migration is None
+
+
+@pytest.mark.parametrize("body, first", [
+    ("## Breaking changes\n\nDoes not read `sched` any more: rename it to `scheduler` in your config.", "Does not read"),
+    ("## Upgrade notes\n\nThis PR is not backward compatible: rename `sched` to `scheduler`.", "This PR is not"),
+    ("## Breaking changes\n\nThere is no longer a `sched` key; use `scheduler`.", "There is no longer"),
+    ("## Migration guide\n\nThere is no automatic conversion; run `scripts/convert.py` on old checkpoints.", "There is no"),
+    ("## Breaking changes\n\nNo changes needed for YAML users; Python users must pass `cfg`.", "No changes needed"),
+    ("## Breaking changes\n\nBackward compatible except that `foo()` now returns a tuple.", "Backward compatible except"),
+    # "nothing changes" before the instructions: the instructions are the notes
+    ("## Breaking changes\n\nNo API change. The `sched` key is renamed to `scheduler`.", "The `sched` key is renamed"),
+    ("### Does this PR introduce a breaking change?\n\nYes, `sched` is renamed to `scheduler`.", "Yes, `sched`"),
+    ("## 迁移指南\n\n将 `sched` 改名为 `scheduler`。", "将 `sched` 改名为"),
+])
+def test_instructions_after_a_no_are_still_migration_notes(body, first):
+    notes = clean_body("### What does this PR do?\n\nMoves the loader.\n\n" + body).migration
+    assert notes is not None and first_sentence(notes[1]).startswith(first)
+
+
+def test_a_breaking_changes_section_declares_a_breaking_change():
+    """verl #3496 said "⚠️ Breaking: we adopt a new format for Qwen2VL's position ids";
+    the report never called it breaking, as a `BREAKING CHANGE:` footer would have."""
+    body = "### What does this PR do?\n\nFixes the patches.\n\n#### ⚠️ Breaking\nWe adopt a new format for position ids."
+    assert clean_body(body).declared_breaking == "We adopt a new format for position ids."
+    assert clean_body(body.replace("Breaking", "Migration guide")).declared_breaking is None  # notes, not a declaration
+    assert clean_body("Moves it.\n\n## Breaking changes\n\nNone").declared_breaking is None
 
 
 def test_a_fix_titled_by_its_problem_gets_its_verb_back():
@@ -226,6 +267,9 @@ def test_first_sentence_skips_bare_links():
         ("Escaped \\*stars\\* and _under_ and **_both_** read plainly.", "Escaped *stars* and under and both read plainly."),
         # verl #6974: "Adds **`delta_sharded`** — …" read "Adds \\*\\*`delta_sharded`\\*\\*" in the report
         ("Adds **`delta_sharded`** and _`x`_, keeps a*`b`*c.", "Adds `delta_sharded` and `x`, keeps a*`b`*c."),
+        # verl #4795: "the dedicated repo \\[`verl-recipe`\\](https://github.com/…)" in the report
+        ("Moves them to [`verl-recipe`](https://github.com/v/verl-recipe) and [the `vla` dir](verl/vla).",
+         "Moves them to `verl-recipe` and the `vla` dir."),
     ],
 )
 def test_first_sentence_of_a_body_is_plain_text_not_markdown(body, sentence):

@@ -125,6 +125,17 @@ def title_terms(text: str) -> set[str]:
     return out
 
 
+# A title that fixes typos and nothing else ("fix: typos", "fix typos across codebase", "Fix
+# a typo in the docs"): a style change, whatever its type prefix says. Not a typo fixed in a
+# name ("fix typo: clip_cvo_ratio to clip_cov_ratio", "fix typo in function name"): that
+# renames something users call.
+_TYPOS_ONLY = re.compile(
+    r"(?:fix(?:e[sd]|ing)?\s+)?(?:(?:some|a|the|minor|several|more|small|few|multiple|two)\s+)*"
+    r"(?:typos?|spelling(?:\s+(?:errors?|mistakes?))?|misspellings?)(?:\s+fix(?:es)?)?"
+    r"(?:\s+(?:in|across)\s+(?:the\s+)?(?:code\s*base|[\w ./-]*\b(?:docs?|documentation|docstrings?|comments?|readme)"
+    r"|[\w./-]+\.(?:md|rst|txt)))?", re.I)
+
+
 def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classified:
     parsed = parse_title(pr.title)
     modules: list[str] = []
@@ -153,7 +164,9 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     if pr.reverts is not None or low_title.startswith("revert"):
         ptype = "revert"
     from_files = _type_from_files(pr)
-    if ptype is None:
+    if ptype in (None, "fix", "chore") and _TYPOS_ONLY.fullmatch(parsed.description.strip().rstrip(".")):
+        ptype = "docs" if from_files == "docs" else "style"
+    elif ptype is None:
         ptype = from_files or ("docs" if "typo" in low_title else "other")
     elif ptype in ("chore", "other") and from_files in ("docs", "ci", "test", "deps"):
         ptype = from_files

@@ -47,15 +47,18 @@ def kinds(path: str) -> int:
     dependency = _DEPENDENCY_RX.match(base(path)) is not None or (
         f"/{path}".rsplit("/", 2)[-2:-1] == ["requirements"] and path.endswith((".txt", ".in")))
     low = path.lower()
+    # A developer tool's own folder or file at the top (.devcontainer/, .gemini/config.yaml,
+    # .vscode/settings.json): neither the project's configuration nor its source.
+    tool = path[:1] == "."
     # requirements*.txt and constraints*.txt are manifests, not prose.
     doc = not (test or ci or dependency) and (_DOC_RX.search(path) is not None or low.endswith(_DOC_EXT[:5]))
-    config = not (ci or test or doc) and _CONFIG_RX.search(low) is not None and (
+    config = not (ci or test or doc or tool) and _CONFIG_RX.search(low) is not None and (
         low.endswith(_CONFIG_EXT) or low.endswith(".py"))
-    source = low.endswith(_SOURCE_EXT) and not (test or doc or ci)
+    source = low.endswith(_SOURCE_EXT) and not (test or doc or ci or tool)
     api = source and base(path) in _API_NAMES and "/" in path
     example = _EXAMPLE_RX.search(path) is not None
-    # Docs, tests, CI and examples: changes here rarely affect users of the code.
-    minor = doc or test or ci or example
+    # Docs, tests, CI, examples and tools' files: changes here rarely affect users of the code.
+    minor = doc or test or ci or example or tool
     return (TEST * test | CI * ci | DOC * doc | DEPENDENCY * dependency | CONFIG * config | SOURCE * source
             | API * api | EXAMPLE * example | MINOR * minor)
 

@@ -64,12 +64,12 @@ _IMAGE_TAG = re.compile(r"\b([a-z][a-z0-9_-]{1,40})(\d+\.\d+(?:\.\d+)?)\b")
 def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> list[Risk]:
     out: list[Risk] = []
     n = pr.number
-    if c.breaking or body.breaking_note:
+    if c.breaking or body.declared_breaking:
         ev = []
         if c.breaking:
             ev.append(f"title marks it breaking: {pr.title[:120]}")
-        if body.breaking_note:
-            ev.append(f"BREAKING CHANGE: {body.breaking_note[:200]}")
+        if body.declared_breaking:
+            ev.append(f"BREAKING CHANGE: {body.declared_breaking[:200]}")
         out.append(Risk("breaking_change", "high", [n], ev))
     packages = _packages(ctx.project, tuple(ctx.core_paths))
     cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)

@@ -115,7 +115,7 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
             reasons.append(Reason(code, round(points, 1), text))
 
     add(f"type:{c.type}", getattr(w, c.type, w.other), TYPE_LABELS.get(c.type, c.type))
-    breaking = c.breaking or bool(body.breaking_note)
+    breaking = c.breaking or bool(body.declared_breaking)
     if breaking:
         add("breaking", w.breaking, "breaking")
     if is_default_change(pr, body):

@@ -27,7 +27,7 @@ from ..conventions import (
 )
 from ..engines.offline import compat_signals
 from ..i18n import Catalog
-from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme
+from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme, inert_text
 
 PLATFORM_TERMS = ("npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "metal", "mps")
 
@@ -352,8 +352,10 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         body = clean_body(p.body)
         sentences = []
         what = first_sentence(body.what, 240)
-        # A sentence that leads into a list ("… such as:") says nothing without it, and a
-        # word or two is a template's remnant ("accomplish."), not a description.
+        # A sentence that leads into a list or code ("… such as:", "… crashes with:") says
+        # nothing without it, and a word or two is a template's remnant ("accomplish."), not
+        # a description. (What follows either is a list item or a template's hint as often
+        # as a description.)
         if what and (what.rstrip().endswith((":", "：")) or len(what.split()) < 4 and len(what) < 20
                      or p.reverts and what.startswith(("Reverts ", "This reverts"))):  # said by the revert sentence
             what = ""
@@ -364,6 +366,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
         why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
         sentences.append(_end(cat, cat.t("key_change.why", why=why)))
+        compat_said = True
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
         elif sig["default_change"]:
@@ -380,10 +383,13 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        elif not p.reverts and not _minor_only(a) and not body.migration:  # docs, tests, CI, a revert
+        else:
+            compat_said = False
+        notes = None if p.reverts else body.migration  # a revert copies the notes of what it undoes
+        if not notes and not p.reverts and not _minor_only(a) and not compat_said:  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
-        if body.migration:
-            sentences.append(_migration(cat, *body.migration))
+        if notes and (on_notes := _migration(cat, *notes, what)):
+            sentences.append(on_notes)
         if p.reverts:
             sentences.append(_reverts(facts, p))
         if a.discussion_summary:
@@ -392,12 +398,15 @@ def key_changes(facts: WeekFacts) -> list[Item]:
     return items
 
 
-def _migration(cat: Catalog, title: str, notes: str) -> str:
+def _migration(cat: Catalog, title: str, notes: str, what: str = "") -> str:
     """The key change's sentence on the migration notes a PR's description gives: their
-    first sentence, or where they are when that sentence leads into code or a list."""
-    title = clip(plain_markdown(title), 60, at_word=True)
+    first sentence, or where they are when that sentence leads into code or a list; ""
+    when the key change quotes that sentence already (a "Summary of breaking changes")."""
+    title = clip(inert_text(plain_markdown(title)).rstrip(":： "), 60, at_word=True)
     said = first_sentence(notes, 240).rstrip()
-    if said and not said.endswith((":", "：")) and len(said.split()) >= 4:
+    if said and said == what:
+        return ""
+    if said and not said.endswith((":", "：")) and (len(said.split()) >= 4 or len(said) >= 12):
         return _end(cat, cat.t("key_change.migration_quote", title=title, text=said.rstrip(". ")))
     return cat.t("key_change.migration", title=title)
 
@@ -428,8 +437,8 @@ def _reverts(facts: WeekFacts, p: PullRequest) -> str:
 
 
 def _end(cat: Catalog, s: str) -> str:
-    s = s.rstrip()
-    if s and s[-1] not in ".!?。！？":
+    s = s.rstrip().rstrip(",;，；")  # a list item quoted alone ("… to the dedicated repo `verl-recipe`,")
+    if s and s[-1] not in ".!?。！？…":  # a cut sentence ends in its ellipsis
         s += "。" if cat.lang == "zh" else "."
     return s
 
@@ -449,12 +458,15 @@ def trends(facts: WeekFacts) -> list[Item]:
         else:
             comparison = period_t(facts, "trends.compare", previous=t.previous, weeks=t.history_weeks,
                                   mean=_mean(t.baseline_mean))
-        examples = []
-        for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n, titles), -facts.analyses[n].importance))[:3]:
-            examples.append(f"{facts.analyses[n].gist}（#{n}）" if cat.lang == "zh" else f"{facts.analyses[n].gist} (#{n})")
+        examples: dict[str, str] = {}  # by gist: a change reverted and landed again is one example
+        for n in sorted(t.prs, key=lambda n: (not _named_by(facts, t, n, titles), n in facts.reverted_by,
+                                              -facts.analyses[n].importance)):
+            gist = facts.analyses[n].gist
+            if len(examples) < 3 and gist.lower() not in examples:
+                examples[gist.lower()] = f"{gist}（#{n}）" if cat.lang == "zh" else f"{gist} (#{n})"
         head = period_t(facts, "trends.counts", count=t.count, comparison=comparison)
         sep = "，" if cat.lang == "zh" else ", "
-        first = _end(cat, head + sep + cat.t("trends.examples", examples=cat.join(examples)))
+        first = _end(cat, head + sep + cat.t("trends.examples", examples=cat.join(list(examples.values()))))
         items.append(Item(t.name, first + (" " if cat.lang == "en" else "") + _trend_outlook(facts, t), sorted(t.prs)))
     return items
 
@@ -559,8 +571,12 @@ def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], 
             parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
     if not parts:
         return cat.join(_gists(facts, r.prs))
-    more = cat.t("risk_text.more_prs", count=len(r.prs) - shown, total=len(r.prs)) if len(r.prs) > shown else ""
-    return sep.join(parts) + more
+    return sep.join(parts) + _more_prs(cat, r.prs, shown)
+
+
+def _more_prs(cat: Catalog, prs: list, shown: int = 3) -> str:
+    """"; and 2 more PRs" after the details of a risk's first `shown` PRs."""
+    return cat.t("risk_text.more_prs", count=len(prs) - shown, total=len(prs)) if len(prs) > shown else ""
 
 
 def _config_detail(cat: Catalog, evidence: str) -> str:
@@ -616,9 +632,10 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
             lines = sum(f.lines for f, under in hits if under)
             paths = sorted({c for _, under in hits for c in under})
             parts.append(cat.t("detail.core", number=p.number, lines=cat.num(lines), paths=cat.join(paths)))
-        return sep.join(parts)
+        return sep.join(parts) + _more_prs(cat, prs)
     if r.kind == "large_change":
-        return sep.join(cat.t("detail.large", number=p.number, lines=cat.num(p.lines), files=cat.num(len(p.files))) for p in prs[:3])
+        return sep.join(cat.t("detail.large", number=p.number, lines=cat.num(p.lines), files=cat.num(len(p.files)))
+                        for p in prs[:3]) + _more_prs(cat, prs)
     if r.kind == "dependency_change":
         files = sorted({f.path for p in prs for f in p.files if fk.is_dependency(f.path)})
         if files:
@@ -664,18 +681,22 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     def add(priority: int, key: str, prs: list[int], title: str | None = None, then: str = "", **kw) -> None:
         """The advice `rec.KEY` (and the sentence `then`), named by `rec.TITLE_name`
         (default: the key's own)."""
+        prs = [n for n in prs if n not in facts.reverted_by]  # undone by the week's end: nothing to act on
+        if "count" in kw:
+            kw["count"] = len(prs)
         name = period_t(facts, f"rec.{title or key}_name", **kw)
-        if any(i.name == name for _, i in recs):
+        if not prs or any(i.name == name for _, i in recs):
             return
         text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
         recs.append((priority, Item(name, text + then, prs[:6])))
 
     breaking, config = kinds.get("breaking_change"), kinds.get("config_change")
     # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
-    noted = [p.number for p in facts.ranked_live() if clean_body(p.body).migration]
+    noted = [p.number for p in facts.ranked_live() if not p.reverts and clean_body(p.body).migration]
     if breaking or config or noted:
         prs = sorted({n for r in (breaking, config) if r for n in r.prs} | set(noted))
-        add(0, "check_config", prs, then=cat.t("rec.follow_notes", prs=_pr_ref(cat, noted, 4)) if noted else "")
+        add(0, "check_config", prs,
+            then=cat.t("rec.follow_notes" + "_many" * (len(noted) > 1), prs=_pr_ref(cat, noted, 4)) if noted else "")
         # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
         # Notes a PR gives already are to be carried over, not written anew.
         renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
@@ -704,9 +725,9 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         if term in PLATFORM_TERMS and t.count >= 2:
             add(2, "platform", t.prs, platform=cat.term(term))
             break
-    fixes = facts.stats["by_type"].get("fix", 0)
-    if fixes >= 5:
-        add(5, "patch", [p.number for p in facts.prs if facts.analyses[p.number].type == "fix"], count=fixes)
+    fixed = [p.number for p in facts.prs if facts.analyses[p.number].type == "fix" and p.number not in facts.reverted_by]
+    if len(fixed) >= 5:
+        add(5, "patch", fixed, count=len(fixed))
     feats = [p for p in facts.ranked_live() if facts.analyses[p.number].type in ("feat", "perf")]
     if feats:
         a = facts.analyses[feats[0].number]

@@ -101,7 +101,7 @@ class OfflineEngine(Engine):
         c = ctx.classified.get(pr.number) or classify(pr, ctx.settings, ctx.project)
         body = clean_body(pr.body)
         importance, reasons = score(pr, c, body, ctx)
-        breaking = c.breaking or bool(body.breaking_note)
+        breaking = c.breaking or bool(body.declared_breaking)
         gist = gist_of(c.parsed.description, fix=c.type == "fix")
         cat = catalog(ctx.lang)
         what = _short(first_sentence(body.what, 400))
