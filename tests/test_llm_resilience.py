@@ -104,7 +104,7 @@ def test_a_host_name_that_does_not_resolve_is_said_and_not_retried(verl_repo, tm
     # no retries: each request that was already under way when the first failed asked once
     assert rep["engine"]["requests"] == 0 and len(asked) == rep["engine"]["connection_failures"] <= 8
     assert "(the endpoint was unreachable)" in err
-    assert "22 PRs merged, 5 with importance ≥ 5, 8 risks; engine llm (nothing from the model: every part fell back" in err
+    assert "22 PRs merged, 5 with importance ≥ 5, 9 risks; engine llm (nothing from the model: every part fell back" in err
     assert ("llm: request failed: endpoint http://llm.example.invalid:8000/v1 unreachable: its host name "
             "'llm.example.invalid' does not resolve (Name or service not known); check the base URL") in err
     assert "sk-secret-key" not in err

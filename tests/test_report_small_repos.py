@@ -690,3 +690,21 @@ def test_a_template_hint_wrapped_over_lines_is_neither_description_nor_test_evid
     (key,) = d["sections"]["key_changes"]["items"]
     assert key["text"].startswith("Isolates the per-model NPU patches so that one failing model does not break the others.")
     assert [r["prs"] for r in d["risks"] if r["kind"] == "missing_tests"] == [[10]]
+
+
+def test_a_default_change_is_a_risk_and_checked_before_upgrading(tmp_path):
+    """flask #5054 "No cookie domain by default" was called a default change in its key
+    change, but no risk or recommendation said so; the report format lists default
+    changes among the risks."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/sessions.py": b.lines(40), "tests/test_s.py": b.lines(5)})
+    b.commit("feat: no cookie domain by default (#10)\n\nThe session cookie no longer sets a domain by default.",
+             "2026-01-13T09:00:00+00:00", {"src/sessions.py": b.lines(44), "tests/test_s.py": b.lines(9)})
+    for lang, title, says in (("en", "Default changes", "#10: defaults changed (No cookie domain by default)."),
+                              ("zh", "默认行为变更", "#10改变了默认行为（No cookie domain by default）。")):
+        d = _report(b.path, "2026-W03", lang)
+        (risk,) = [r for r in d["risks"] if r["kind"] == "default_change"]
+        assert risk["severity"] == "medium" and risk["prs"] == [10]
+        item = next(i for i in d["sections"]["risks"]["items"] if i["name"] == title)
+        assert item["text"].startswith(says), item["text"]
+        assert [10] == next(i["prs"] for i in d["sections"]["recommendations"]["items"] if i["prs"] and i["prs"][0] == 10)

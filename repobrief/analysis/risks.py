@@ -18,6 +18,7 @@ from ..models import PullRequest, Risk
 from . import files as fk
 from .classify import Classified
 from .context import AnalysisContext, percentile
+from .scoring import is_default_change
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 _CHURN = frozenset({"ci_churn", "config_churn"})  # risks of the week as a whole
@@ -71,6 +72,8 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         if body.declared_breaking:
             ev.append(f"BREAKING CHANGE: {body.declared_breaking[:200]}")
         out.append(Risk("breaking_change", "high", [n], ev))
+    elif is_default_change(pr, body):  # users get new behaviour without changing a setting (a breaking change says more)
+        out.append(Risk("default_change", "medium", [n], [f"changes a default: {pr.title[:120]}"]))
     packages = _packages(ctx.project, tuple(ctx.core_paths))
     cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)
     if cfg:  # what the diff shows removed or renamed is high; what only the title says, medium

@@ -690,11 +690,11 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
         recs.append((priority, Item(name, text + then, prs[:6])))
 
-    breaking, config = kinds.get("breaking_change"), kinds.get("config_change")
+    breaking, config, default = kinds.get("breaking_change"), kinds.get("config_change"), kinds.get("default_change")
     # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
     noted = [p.number for p in facts.ranked_live() if not p.reverts and clean_body(p.body).migration]
-    if breaking or config or noted:
-        prs = sorted({n for r in (breaking, config) if r for n in r.prs} | set(noted))
+    if breaking or config or default or noted:
+        prs = sorted({n for r in (breaking, config, default) if r for n in r.prs} | set(noted))
         add(0, "check_config", prs,
             then=cat.t("rec.follow_notes" + "_many" * (len(noted) > 1), prs=_pr_ref(cat, noted, 4)) if noted else "")
         # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
