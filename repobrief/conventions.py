@@ -505,7 +505,7 @@ _SPACE_RUN = re.compile(r"[ \t]{2,}")
 # ([`verl-recipe`](https://…)): the spans are cut out before emphasis and links are looked
 # for, which would leave their markers.
 _EMPHASIZED_CODE = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(`+)([^`]+?)\2\1(?![\w*])")
-_LINKED_CODE = re.compile(r"!?\[([^\]\n]*`[^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_LINKED_CODE = re.compile(r"!?\[([^\[\]\n`]*`[^\[\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # linear: no `[` or ` before the first `
 
 
 def plain_markdown(text: str) -> str:

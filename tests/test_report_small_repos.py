@@ -621,6 +621,9 @@ def test_a_typo_sweep_is_no_bug_fix_and_a_typo_in_a_name_still_is(tmp_path):
     prs = {p["number"]: p for p in _report(b.path, "2026-W03")["pull_requests"]}
     assert prs[10]["type"] == "style" and prs[10]["importance"] <= 2, prs[10]
     assert prs[11]["type"] == "fix"  # a renamed key users write
+    b.commit("fix typo in quickstart (#12)", "2026-01-20T09:00:00+00:00", {"docs/quickstart.rst": b.lines(3)})
+    (pr,) = _report(b.path, "2026-W04")["pull_requests"]
+    assert pr["type"] == "docs"  # a typo in the docs, however the title words it
 
 
 def test_a_breaking_section_in_the_body_is_a_breaking_change(tmp_path):
@@ -708,3 +711,7 @@ def test_a_default_change_is_a_risk_and_checked_before_upgrading(tmp_path):
         item = next(i for i in d["sections"]["risks"]["items"] if i["name"] == title)
         assert item["text"].startswith(says), item["text"]
         assert [10] == next(i["prs"] for i in d["sections"]["recommendations"]["items"] if i["prs"] and i["prs"][0] == 10)
+    # a default of CI, docs or tests is nobody's configuration
+    b.commit("ci: run pre-commit on all files by default (#11)", "2026-01-14T09:00:00+00:00",
+             {".github/workflows/lint.yml": "on: push\n"})
+    assert [r["prs"] for r in _report(b.path, "2026-W03")["risks"] if r["kind"] == "default_change"] == [[10]]

@@ -1153,3 +1153,40 @@ def test_retry_after_is_read_alike_for_every_client():
     assert retry_after_seconds("Tue, 01 Dec 2026 11:00:00 GMT", now) == 0.0  # in the past: no wait
     for junk in (None, "", "soon", "inf", "nan"):
         assert retry_after_seconds(junk, now) is None, junk
+
+
+def test_a_link_around_code_is_read_in_linear_time():
+    """`[` and a backtick repeated made the link-with-code pattern cubic (4,000 characters
+    took 38 s); a comment or a heading can hold such text."""
+    from repobrief.conventions import plain_markdown
+
+    text = "`](x) " + "[`" * 3000
+    assert plain_markdown(text) == text.strip()
+
+
+def test_a_default_the_pr_says_it_does_not_change_is_no_default_change():
+    """verl #4389 said it "does not change the default behavior" and got a default-change risk."""
+    from datetime import UTC, datetime
+
+    from repobrief.analysis.scoring import is_default_change
+    from repobrief.models import PullRequest
+
+    def pr(body: str) -> PullRequest:
+        return PullRequest(number=1, title="feat: add a knob", author="a", merged_at=datetime(2026, 1, 1, tzinfo=UTC), body=body)
+
+    assert not is_default_change(pr("Adds a knob. This does not change the default behavior."), clean_body(
+        "Adds a knob. This does not change the default behavior."))
+    said = "Adds a knob. This changes the default behavior of the loader."
+    assert is_default_change(pr(said), clean_body(said))
+
+
+def test_risks_users_act_on_come_before_review_risks_of_the_same_severity():
+    """A week's sixth risk was a renamed key that the first recommendation cited, pushed
+    out by a more important PR's missing tests."""
+    from repobrief.analysis.risks import merge_risks
+    from repobrief.models import Risk
+
+    merged = merge_risks([Risk("missing_tests", "medium", [1], []), Risk("core_path", "medium", [1], []),
+                          Risk("default_change", "medium", [2], []), Risk("config_change", "medium", [3], []),
+                          Risk("breaking_change", "high", [4], [])], [], {1: 9.0, 2: 5.0, 3: 4.0, 4: 1.0})
+    assert [r.kind for r in merged] == ["breaking_change", "default_change", "config_change", "core_path", "missing_tests"]

@@ -130,10 +130,13 @@ def title_terms(text: str) -> set[str]:
 # name ("fix typo: clip_cvo_ratio to clip_cov_ratio", "fix typo in function name"): that
 # renames something users call.
 _TYPOS_ONLY = re.compile(
-    r"(?:fix(?:e[sd]|ing)?\s+)?(?:(?:some|a|the|minor|several|more|small|few|multiple|two)\s+)*"
+    r"(?:fix(?:e[sd]|ing)?\s+)?(?:(?:some|a|the|minor|several|more|small|few|multiple|two|\d+)\s+)*"
     r"(?:typos?|spelling(?:\s+(?:errors?|mistakes?))?|misspellings?)(?:\s+fix(?:es)?)?"
     r"(?:\s+(?:in|across)\s+(?:the\s+)?(?:code\s*base|[\w ./-]*\b(?:docs?|documentation|docstrings?|comments?|readme)"
     r"|[\w./-]+\.(?:md|rst|txt)))?", re.I)
+
+
+_TYPO_WORD = re.compile(r"\b(?:typos?|spelling|misspell\w*|grammar)\b")  # in a docs-only PR: a docs change
 
 
 def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classified:
@@ -164,7 +167,8 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     if pr.reverts is not None or low_title.startswith("revert"):
         ptype = "revert"
     from_files = _type_from_files(pr)
-    if ptype in (None, "fix", "chore") and _TYPOS_ONLY.fullmatch(parsed.description.strip().rstrip(".")):
+    if ptype in (None, "fix", "chore") and (_TYPOS_ONLY.fullmatch(parsed.description.strip().rstrip("."))
+                                            or from_files == "docs" and _TYPO_WORD.search(low_title)):
         ptype = "docs" if from_files == "docs" else "style"
     elif ptype is None:
         ptype = from_files or ("docs" if "typo" in low_title else "other")

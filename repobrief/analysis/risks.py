@@ -72,7 +72,8 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         if body.declared_breaking:
             ev.append(f"BREAKING CHANGE: {body.declared_breaking[:200]}")
         out.append(Risk("breaking_change", "high", [n], ev))
-    elif is_default_change(pr, body):  # users get new behaviour without changing a setting (a breaking change says more)
+    elif not c.minor_only and is_default_change(pr, body):  # users get new behaviour without changing a setting
+        # (a breaking change says more; a default of CI, docs or tests is no user's)
         out.append(Risk("default_change", "medium", [n], [f"changes a default: {pr.title[:120]}"]))
     packages = _packages(ctx.project, tuple(ctx.core_paths))
     cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)
@@ -376,6 +377,14 @@ def merge_risks(per_pr: list[Risk], week: list[Risk], importance: dict[int, floa
     # A week's churn (many CI or config changes) holds its largest PRs too: among risks of
     # one severity, those about particular PRs come first, so the churn is not "the main risk";
     # a change its authors call breaking comes before any other of its severity.
+    # Then what users must act on (a renamed key, a moved module, a new default, a dependency)
+    # before what reviewers should (core changes, size, tests), so that a recommendation to
+    # check configuration is never about a risk pushed past the ones shown.
     merged.sort(key=lambda r: (SEVERITY_ORDER[r.severity], r.kind != "breaking_change", r.kind in _CHURN,
-                               -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
+                               r.kind not in _ACT_ON, -max((importance.get(n, 0) for n in r.prs), default=0), r.kind))
     return merged
+
+
+# Risks users upgrading must act on themselves.
+_ACT_ON = frozenset({"breaking_change", "config_change", "module_removed", "default_change", "dependency_change",
+                     "version_mismatch"})

@@ -90,11 +90,13 @@ def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
         default = bool(_DEFAULT_ANYWHERE.search(text))  # only a body that has its words: it is slow on long ones
     if not default:
         low = what.lower()
-        default = "default" in low and _search_near(_DEFAULT_IN_BODY, what, low, ("default",), 50)
+        # "does not change the default behavior" is no default change
+        default = "default" in low and _search_near(_DEFAULT_IN_BODY, what, low, ("default",), 50, negatable=True)
     return False, default
 
 
-def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], reach: int) -> bool:
+def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, ...], reach: int,
+                 negatable: bool = False) -> bool:
     """Whether `rx` matches `text`, searched from `reach` characters before the first
     of `anchors` in `low` (`text.lower()`): each match of these case-insensitive regexes
     holds one of its anchors and begins at most `reach` characters before it, and they
@@ -103,6 +105,8 @@ def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, .
     characters; positions in `low` are those in `text` when lowering kept its length.)"""
     found = [i for i in map(low.find, anchors) if i >= 0]
     start = max(0, min(found) - reach) if found and len(low) == len(text) else 0
+    if negatable:  # `negatable`: a match right after a negation ("does not", "no longer") does not count
+        return any(not _NEGATED.search(text, max(0, m.start() - 20), m.start()) for m in rx.finditer(text, start))
     return rx.search(text, start) is not None
 
 

@@ -29,6 +29,7 @@ from ..engines.offline import compat_signals
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme, inert_text
 
+RISKS_SHOWN = 6  # the risk section's items (3–6 in the report format)
 PLATFORM_TERMS = ("npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "metal", "mps")
 
 
@@ -40,7 +41,7 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
         summary=summary(facts),
         key_changes=key_changes(facts),
         trends=trends(facts),
-        risks=[Item(r.title, r.text, list(r.prs)) for r in facts.risks[:6]],
+        risks=[Item(r.title, r.text, list(r.prs)) for r in facts.risks[:RISKS_SHOWN]],
         table=table(facts),
         recommendations=recommendations(facts),
         closing=period_t(facts, "closing"),
@@ -676,7 +677,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
             return security + [Item(cat.t("rec.direct_name"), period_t(facts, "rec.direct", count=facts.stats["direct_commits"]))]
         return [Item(period_t(facts, "rec.quiet_name"), period_t(facts, "rec.quiet"))]
     recs: list[tuple[int, Item]] = []
-    kinds = {r.kind: r for r in facts.risks}
+    kinds = {r.kind: r for r in facts.risks[:RISKS_SHOWN]}  # advice about a risk the reader is shown
 
     def add(priority: int, key: str, prs: list[int], title: str | None = None, then: str = "", **kw) -> None:
         """The advice `rec.KEY` (and the sentence `then`), named by `rec.TITLE_name`
