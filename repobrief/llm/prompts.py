@@ -259,29 +259,24 @@ def build_pr_input(
     files_block = untrusted("files", "\n".join(shown))
     left -= estimate_tokens(files_block)
 
-    body_text, body_cut = _cut_text(clean_body or "(empty)", max(100, left * 45 // 100))
-    if body_cut:
-        cuts.append(f"body: cut to {len(body_text)} of {len(clean_body)} characters")
-    body_block = untrusted("body", body_text)
-    left -= estimate_tokens(body_block)
+    blocks = [title_block, files_block]
 
-    blocks = [title_block, files_block, body_block]
-    if migration and body_cut and migration[1][:200] not in body_text:
-        notes = f"{migration[0]}\n\n{migration[1]}"
-        notes_text, notes_cut = _cut_text(notes, max(60, left * 20 // 100))
-        if notes_cut:
-            cuts.append(f"migration notes: cut to {len(notes_text)} of {len(notes)} characters")
-        block = untrusted("migration notes", notes_text)
-        blocks.append(block)
-        left -= estimate_tokens(block)
+    def add(kind: str, text: str, floor: int, share: int) -> str:
+        """The block of `text`, cut to `share` % of the tokens left (at least `floor`)."""
+        nonlocal left
+        kept, cut = _cut_text(text, max(floor, left * share // 100))
+        if cut:
+            cuts.append(f"{kind}: cut to {len(kept)} of {len(text)} characters")
+        blocks.append(untrusted(kind, kept))
+        left -= estimate_tokens(blocks[-1])
+        return kept
+
+    body_text = add("body", clean_body or "(empty)", 100, 45)
+    if migration and body_text != (clean_body or "(empty)") and migration[1][:200] not in body_text:
+        add("migration notes", f"{migration[0]}\n\n{migration[1]}", 60, 20)
     disc = _discussion(pr)
     if disc:
-        disc_text, disc_cut = _cut_text(disc, max(80, left * 45 // 100))
-        if disc_cut:
-            cuts.append(f"discussion: cut to {len(disc_text)} of {len(disc)} characters")
-        block = untrusted("discussion", disc_text)
-        blocks.append(block)
-        left -= estimate_tokens(block)
+        add("discussion", disc, 80, 45)
     if diff:
         text, kept, total = pick_hunks(diff, max(0, left - 30))
         if kept < total:
