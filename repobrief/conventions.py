@@ -296,10 +296,15 @@ _PLACEHOLDER_LINE = re.compile(
 # A hint tells the author what to write; a quote an author writes into the template's
 # marker ("> Fix the position_id shape mismatch:\n`process_position_ids` expects …")
 # keeps its continuation.
+_HINT_WORDS = (r"(?i:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste|make sure"
+               r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b")
 _HINT_PARAGRAPH = re.compile(
-    r"\n[^\S\n]*>[^\S\n]*(?i:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste"
-    r"|make sure|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b[^\n]*"
+    r"\n[^\S\n]*>[^\S\n]*" + _HINT_WORDS + r"[^\n]*"
     r"(?:\n(?![^\S\n]*(?:>|```|#{1,6}(?:\s|$)|[-*+][^\S\n]|\d+[.)][^\S\n]))[^\S\n]*\S[^\n]*)+")
+# The marker of any other quoted line: the text is the author's (verl authors write their
+# description into the template's "> " line), kept without it. Hints, GitHub's alert
+# markers ("> [!IMPORTANT]") and empty quote lines keep theirs, and go as placeholders.
+_AUTHOR_QUOTE = re.compile(r"\n[^\S\n]*>(?![^\S\n]*(?:" + _HINT_WORDS + r"|\[!|\n|$))[^\S\n]?")
 # A code fence pair with nothing left inside (a template's "# Add code snippet" block).
 # Other fences stay: the code they hold is no prose to quote (`iter_paragraphs` skips it).
 _EMPTY_FENCE_PAIR = re.compile(r"\n[^\S\n]*```[^\n`]*(?:\n[^\S\n]*)*\n[^\S\n]*```[^\S\n]*(?=\n|\Z)")
@@ -427,7 +432,7 @@ def _substantive(text: str) -> str:
         return ""
     text = "\n" + text
     if ">" in text:
-        text = _HINT_PARAGRAPH.sub("", text)
+        text = _AUTHOR_QUOTE.sub("\n", _HINT_PARAGRAPH.sub("", text))
     text = _PLACEHOLDER_LINE.sub("", text)
     if "```" in text:
         text = _EMPTY_FENCE_PAIR.sub("", text)

@@ -27,6 +27,15 @@ _HINT = re.compile(r"(?:add|demonstrate|for changes|please|provide|describe|expl
                    r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b", re.I)
 
 
+def _unquoted(line: str) -> str:
+    """An author's quoted line without its marker; a hint, an alert marker ("> [!NOTE]") or
+    an empty quote line stays quoted (a placeholder, dropped next)."""
+    rest = line.lstrip()[1:].lstrip() if line.lstrip().startswith(">") else None
+    if rest and not _HINT.match(rest) and not rest.startswith("[!"):
+        return re.sub(r"^[^\S\n]*>[^\S\n]?", "", line)
+    return line
+
+
 def _without_hints(lines: list[str]) -> list[str]:
     """A `>` line that tells the author what to write goes with the non-blank lines that
     continue its paragraph (Markdown's lazy continuation); a blank line, another `>`
@@ -74,8 +83,9 @@ def reference_refs(body: str) -> list[int]:
 
 def reference(body: str) -> tuple:
     """Every line looked at in turn: fences toggle code, headings open sections,
-    checklist items are taken out, template hints with their lazy continuation lines,
-    placeholder lines and then empty fence pairs dropped, blank runs collapsed."""
+    checklist items are taken out, template hints with their lazy continuation lines dropped,
+    an author's quote unquoted, placeholder lines and then empty fence pairs dropped, blank
+    runs collapsed."""
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]
     checked, in_code = [], False
@@ -97,7 +107,7 @@ def reference(body: str) -> tuple:
     for heading, lines in sections:
         if heading in DROP_HEADINGS:
             continue
-        kept = [line for line in _without_hints(lines)
+        kept = [line for line in map(_unquoted, _without_hints(lines))
                 if not (s := line.strip()) or not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{")))]
         out: list[str] = []
         for line in _without_empty_fence_pairs(kept):
@@ -127,7 +137,7 @@ TEMPLATE_LINES = [
     "text ``` inline", "<!-- hidden -->", "<!-- open", "close -->", "see https://x/y/issues/31#issuecomment-1",
     "Fixes #7, related to org/repo#8", "#12 without a word", "/issues/#9", "Co-authored-by: A <a@x>",
     "  signed-off-by: b", "Co-authored-by:", "co-authored-by x",
-    "> Add a hint that wraps", "onto a second line.", "> an author's quote", "> If unsure", "1. item", "2) item", "-", "+ x", "#\tTab heading",
+    "> Add a hint that wraps", "onto a second line.", "> an author's quote", "> If unsure", "> [!NOTE]", ">", "> N/A", ">> nested", ">```", "1. item", "2) item", "-", "+ x", "#\tTab heading",
 ]
 
 

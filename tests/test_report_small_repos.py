@@ -715,3 +715,18 @@ def test_a_default_change_is_a_risk_and_checked_before_upgrading(tmp_path):
     b.commit("ci: run pre-commit on all files by default (#11)", "2026-01-14T09:00:00+00:00",
              {".github/workflows/lint.yml": "on: push\n"})
     assert [r["prs"] for r in _report(b.path, "2026-W03")["risks"] if r["kind"] == "default_change"] == [[10]]
+
+
+def test_a_description_written_into_the_templates_quote_is_the_description(tmp_path):
+    """118 verl authors typed their description after the template's "> " marker; every
+    quoted line was dropped, so #6522's key change read "weights." and #4611's "context
+    parallel"."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/rollout.py": b.lines(40)})
+    body = ("### What does this PR do?\n\n> This PR resets all available vLLM rollout caches after updating model\n"
+            "weights.\n\n### Test\n\n> For changes that can not be tested by CI (e.g., algorithm\n"
+            "implementation, new model support), validate by experiment(s) and show\nresults.\n")
+    b.commit(f"[vllm] fix: reset all caches after weight updates (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
+             {"acme/rollout.py": b.lines(48)})
+    (key,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
+    assert key["text"].startswith("This PR resets all available vLLM rollout caches after updating model weights."), key
