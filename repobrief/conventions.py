@@ -295,7 +295,7 @@ _PLACEHOLDER_LINE = re.compile(
 # to achieve or\naccomplish." is one quote, not a quote and the sentence "accomplish.").
 # A hint tells the author what to write; a quote an author writes into the template's
 # marker ("> Fix the position_id shape mismatch:\n`process_position_ids` expects …")
-# keeps its continuation.
+# is text (`_AUTHOR_QUOTE`).
 _HINT_WORDS = (r"(?i:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste|make sure"
                r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b")
 _HINT_PARAGRAPH = re.compile(
@@ -359,7 +359,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     refs = issue_refs(body)
     notes = _migration_notes(sections, contents, marks) if len(contents) > 1 else None
     # A "Breaking changes" section that says what breaks declares it as a footer does.
-    section = (inert_text(_SENTENCE_END.split(next(iter_paragraphs(notes[1]), ""), 1)[0])[:200] or notes[0]
+    section = (inert_text(_opening(notes[1]))[:200] or notes[0]
                if notes is not None and _BREAKING_HEADING.search(notes[0].lower()) else None)
     return CleanBody(
         text=text,
@@ -392,8 +392,7 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
             if contents[j][1]:
                 parts += [f"{'#' * marks[j][0]} {marks[j][1]}", contents[j][1]]
         notes = "\n\n".join(parts)
-        # (a bold answer alone, "__No__", is no paragraph for iter_paragraphs: its line then)
-        first = _SENTENCE_END.split(next(iter_paragraphs(notes), "") or notes.split("\n", 1)[0], 1)[0]
+        first = _opening(notes)
         if not notes or marks[i][1].rstrip("*_ ").endswith(("?", "？")) and _BARE_ANSWER.fullmatch(first):
             continue
         if _NOTHING.match(first) and len(first.split()) <= 10 and not _INSTRUCTION.search(first):
@@ -403,6 +402,12 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
             notes = rest.lstrip(" .;:\n")
         return marks[i][1], notes
     return None
+
+
+def _opening(text: str) -> str:
+    """The first sentence of `text`'s first paragraph, as written (a bold answer alone,
+    "__No__", is no paragraph for `iter_paragraphs`: its line then)."""
+    return _SENTENCE_END.split(next(iter_paragraphs(text), "") or text.split("\n", 1)[0], 1)[0]
 
 
 def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, list[str]]:

@@ -367,7 +367,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
         why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
         sentences.append(_end(cat, cat.t("key_change.why", why=why)))
-        compat_said = True
+        before = len(sentences)
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
         elif sig["default_change"]:
@@ -384,10 +384,8 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        else:
-            compat_said = False
         notes = None if p.reverts else body.migration  # a revert copies the notes of what it undoes
-        if not notes and not p.reverts and not _minor_only(a) and not compat_said:  # docs, tests, CI, a revert
+        if len(sentences) == before and not notes and not p.reverts and not _minor_only(a):  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
         if notes and (on_notes := _migration(cat, *notes, what)):
             sentences.append(on_notes)
