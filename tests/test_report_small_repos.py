@@ -646,15 +646,20 @@ def test_a_breaking_section_in_the_body_is_a_breaking_change(tmp_path):
 def test_code_after_a_lead_in_is_not_quoted_as_its_description(tmp_path):
     """Seven verl fixes began "… crashes with:" and a traceback, which the key change
     quoted as prose ("crashes with: RuntimeError: max(): Expected reduction dim …")."""
+    key = _key_change_of(tmp_path, "[trainer] fix: return NaN for empty tensors (#10)",
+                         "### What does this PR do?\n\nWhen every sample is aborted, `compute_data_metrics` crashes "
+                         "with:\n\n```\nRuntimeError: max(): Expected reduction dim to be specified\n```\n\n"
+                         "This PR returns NaN for the metrics of an empty batch instead.\n")
+    assert "RuntimeError" not in key and "crashes with" not in key, key
+
+
+def _key_change_of(tmp_path, title: str, body: str) -> str:
+    """The key change of a week whose one PR has this title and body."""
     b = GitRepoBuilder(tmp_path / "repo")
-    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/metrics.py": b.lines(40)})
-    body = ("### What does this PR do?\n\nWhen every sample is aborted, `compute_data_metrics` crashes with:\n\n"
-            "```\nRuntimeError: max(): Expected reduction dim to be specified\n```\n\n"
-            "This PR returns NaN for the metrics of an empty batch instead.\n")
-    b.commit(f"[trainer] fix: return NaN for empty tensors (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
-             {"src/metrics.py": b.lines(48)})
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/mod.py": b.lines(40)})
+    b.commit(f"{title}\n\n{body}", "2026-01-13T09:00:00+00:00", {"acme/mod.py": b.lines(48)})
     (key,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
-    assert "RuntimeError" not in key["text"] and "crashes with" not in key["text"], key["text"]
+    return key["text"]
 
 
 def test_migration_notes_are_not_copied_into_a_revert_or_said_twice(tmp_path):
@@ -721,12 +726,8 @@ def test_a_description_written_into_the_templates_quote_is_the_description(tmp_p
     """118 verl authors typed their description after the template's "> " marker; every
     quoted line was dropped, so #6522's key change read "weights." and #4611's "context
     parallel"."""
-    b = GitRepoBuilder(tmp_path / "repo")
-    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/rollout.py": b.lines(40)})
-    body = ("### What does this PR do?\n\n> This PR resets all available vLLM rollout caches after updating model\n"
-            "weights.\n\n### Test\n\n> For changes that can not be tested by CI (e.g., algorithm\n"
-            "implementation, new model support), validate by experiment(s) and show\nresults.\n")
-    b.commit(f"[vllm] fix: reset all caches after weight updates (#10)\n\n{body}", "2026-01-13T09:00:00+00:00",
-             {"acme/rollout.py": b.lines(48)})
-    (key,) = _report(b.path, "2026-W03")["sections"]["key_changes"]["items"]
-    assert key["text"].startswith("This PR resets all available vLLM rollout caches after updating model weights."), key
+    key = _key_change_of(tmp_path, "[vllm] fix: reset all caches after weight updates (#10)",
+                         "### What does this PR do?\n\n> This PR resets all available vLLM rollout caches after "
+                         "updating model\nweights.\n\n### Test\n\n> For changes that can not be tested by CI (e.g., "
+                         "algorithm\nimplementation, new model support), validate by experiment(s) and show\nresults.\n")
+    assert key.startswith("This PR resets all available vLLM rollout caches after updating model weights."), key
