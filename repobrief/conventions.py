@@ -11,7 +11,7 @@ and the test evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -354,7 +354,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     # Checklists are dropped before the line-by-line pass: they are long.
     contents = [(heading, _substantive("\n".join(pieces)) if heading not in DROP_HEADINGS else "")
                 for heading, pieces in sections]
-    text, what, tests, headings = sort_sections(contents)
+    text, what, tests, headings = sort_sections(contents, [level for level, _ in marks])
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
     notes = _migration_notes(sections, contents, marks) if len(contents) > 1 else None
@@ -410,21 +410,29 @@ def _opening(text: str) -> str:
     return _SENTENCE_END.split(next(iter_paragraphs(text), "") or text.split("\n", 1)[0], 1)[0]
 
 
-def sort_sections(sections: Iterable[tuple[str, str]]) -> tuple[str, str, str, list[str]]:
+def sort_sections(sections: Iterable[tuple[str, str]], levels: Sequence[int] = ()) -> tuple[str, str, str, list[str]]:
     """(text, what, tests, headings) of a body from its (heading, content) sections,
-    in order; empty contents are left out."""
+    in order, with their heading levels (0 for the text before the first heading;
+    none given: no section lies under another); empty contents are left out. A section
+    under a test heading is test evidence too ("### Test" then "#### sync", "#### async")."""
     kept: list[str] = []
     what: list[str] = []
     tests: list[str] = []
     headings: list[str] = []
-    for heading, content in sections:
+    tested: list[tuple[int, bool]] = []  # the enclosing sections: level, and whether a test heading is among them
+    for i, (heading, content) in enumerate(sections):
+        level = levels[i] if i < len(levels) else (1 if heading else 0)
+        while tested and tested[-1][0] >= level:
+            tested.pop()
+        test = bool(_TEST_HEADING.search(heading)) or bool(tested and tested[-1][1])
+        tested.append((level, test))
         if not content:
             continue
         if heading:
             headings.append(heading)
             kept.append(f"## {heading}")
         kept.append(content)
-        if _TEST_HEADING.search(heading):  # "What this PR does and how it was tested": both
+        if test:  # "What this PR does and how it was tested": both
             tests.append(content)
         if not heading or heading.startswith(WHAT_HEADINGS):
             what.append(content)

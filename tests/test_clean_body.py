@@ -88,6 +88,7 @@ def reference(body: str) -> tuple:
     runs collapsed."""
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]
+    levels = [0]
     checked, in_code = [], False
     for line in body.split("\n"):
         stripped = line.lstrip()
@@ -96,6 +97,7 @@ def reference(body: str) -> tuple:
         h = None if in_code or not stripped.startswith("#") else _HEADING.match(line)
         if h:
             sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
+            levels.append(len(h.group(1)))
             continue
         c = None if in_code or "[" not in line[:12] else _CHECK_ITEM.match(line)
         if c:
@@ -106,6 +108,7 @@ def reference(body: str) -> tuple:
     contents = []
     for heading, lines in sections:
         if heading in DROP_HEADINGS:
+            contents.append((heading, ""))  # dropped, but still a level that ends the sections before
             continue
         kept = [line for line in map(_unquoted, _without_hints(lines))
                 if not (s := line.strip()) or not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{")))]
@@ -118,7 +121,7 @@ def reference(body: str) -> tuple:
                 out.append(line.rstrip())
         content = "\n".join(out).strip()
         contents.append((heading, "" if re.fullmatch(r"(```\w*\s*)*", content) else content))
-    text, what, tests, headings = sort_sections(contents)  # the shared last step: which section is which
+    text, what, tests, headings = sort_sections(contents, levels)  # the shared last step: which section is which
     m = re.search(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", body, re.M)
     return text, what, tests, m.group(1).strip() if m else None, checked, reference_refs(body), headings
 

@@ -87,6 +87,16 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
+def test_results_in_the_subsections_of_a_test_heading_are_test_evidence():
+    """verl #6897 gave its results under "### Test" in "#### sync" and "#### async"
+    subsections, and was listed among the changes without tests."""
+    body = ("### What does this PR do?\n\nAdapts the skip manager.\n\n### Test\n\n#### sync\n\n"
+            "step 1-20 loss matches the baseline within 0.1%\n\n### Design\n\nA manager per trainer.\n")
+    c = clean_body(body)
+    assert c.has_test_evidence and "step 1-20 loss" in c.tests and "A manager per trainer" not in c.tests
+    assert not clean_body(body.replace("### Test", "### Usage")).has_test_evidence
+
+
 def test_a_bold_label_on_its_own_line_is_no_part_of_the_first_sentence():
     """verl #4320's key change read "Summary This PR enhances…": its "What does this PR
     do?" section opened with a bold "**Summary**" line. A bold sentence is still one."""
