@@ -731,3 +731,22 @@ def test_a_description_written_into_the_templates_quote_is_the_description(tmp_p
                          "updating model\nweights.\n\n### Test\n\n> For changes that can not be tested by CI (e.g., "
                          "algorithm\nimplementation, new model support), validate by experiment(s) and show\nresults.\n")
     assert key.startswith("This PR resets all available vLLM rollout caches after updating model weights."), key
+
+
+def test_a_migration_heading_and_its_quote_stay_inert_in_every_format(tmp_path):
+    """The heading and the sentence of a PR's migration notes are third-party text:
+    escaped in Markdown and HTML, with terminal control characters removed."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/io.py": b.lines(40)})
+    body = ("Moves the loader.\n\n## Breaking \x1b[2J<script>alert(1)</script> changes\n\n"
+            "Rename `sched` to <img src=x onerror=alert(1)> in your **config** files.\n")
+    b.commit(f"feat: one loader (#10)\n\n{body}", "2026-01-13T09:00:00+00:00", {"acme/io.py": b.lines(60)})
+    out = tmp_path / "out"
+    code, _, err = run_cli("report", str(b.path), "--name", "acme/young", "--week", "2026-W03", "--lang", "en",
+                           "--format", "md,html", "--out", str(out), "-q")
+    assert code == 0, err
+    md = (out / "acme__young-2026-W03.en.md").read_text(encoding="utf-8")
+    html = (out / "acme__young-2026-W03.en.html").read_text(encoding="utf-8")
+    assert "Its migration notes (" in md and "Rename `sched`" in md
+    for text in (md, html):
+        assert "\x1b" not in text and "<script>alert" not in text and "<img src=x" not in text

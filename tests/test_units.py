@@ -1200,3 +1200,15 @@ def test_risks_users_act_on_come_before_review_risks_of_the_same_severity():
                           Risk("default_change", "medium", [2], []), Risk("config_change", "medium", [3], []),
                           Risk("breaking_change", "high", [4], [])], [], {1: 9.0, 2: 5.0, 3: 4.0, 4: 1.0})
     assert [r.kind for r in merged] == ["breaking_change", "default_change", "config_change", "core_path", "missing_tests"]
+
+
+def test_a_quoted_sentence_ends_once():
+    """A clipped quote ended "in…." and a list item quoted alone "`verl-recipe`,." (verl #4795)."""
+    from repobrief.compose import _end
+    from repobrief.i18n import catalog
+
+    en, zh = catalog("en"), catalog("zh")
+    assert _end(en, "training in…") == "training in…"
+    assert _end(en, "to the dedicated repo `verl-recipe`,") == "to the dedicated repo `verl-recipe`."
+    assert _end(zh, "迁移到新仓库，") == "迁移到新仓库。"
+    assert _end(en, "It works") == "It works." and _end(en, "Done!") == "Done!"
