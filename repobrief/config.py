@@ -32,7 +32,8 @@ LANGUAGES = ("zh", "en")
 def normal_language(lang):
     """A language name as the report knows it: "EN" and " zh " as `en` and `zh`; anything
     else as given, for the check that names it."""
-    return lang.strip().lower() if isinstance(lang, str) and lang.strip().lower() in LANGUAGES else lang
+    low = lang.strip().lower() if isinstance(lang, str) else None
+    return low if low in LANGUAGES else lang
 
 
 @dataclass

@@ -53,8 +53,8 @@ def check_out_folder(out: Path | None) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a file; give a folder")
     # The folder, or the nearest one above it that exists (the rest is made when writing).
-    here = next((p for p in (out, *out.absolute().parents) if p.exists()), None)
-    if here is None or not here.is_dir():
+    here = next(p for p in (out, *out.absolute().parents) if p.exists())  # the root exists
+    if not here.is_dir():
         return  # a file in the way above it: the write names it
     try:
         fd, probe = tempfile.mkstemp(dir=here, prefix=".repobrief-probe-")

@@ -212,6 +212,7 @@ def _load_team(path: Path, data: dict) -> Team:
     sources: dict[str, list[int]] = {}  # clone path or remote source → its tables
     entries: list[RepositoryEntry] = []
     overrides: list[dict] = []
+    settings_keys = [f.name for f in dataclasses.fields(Settings) if f.name != "source_file"]
     for i, raw in enumerate(team.repositories):
         where = f"repositories[{i}]"
         if not isinstance(raw, dict):
@@ -229,6 +230,7 @@ def _load_team(path: Path, data: dict) -> Team:
 
             try:
                 kind, location = resolve_target(entry.source.strip())
+                # a registered source need not derive from Source: the check is optional
                 check = getattr(SOURCES.get(kind), "check_location", None) if kind != "git" else None
                 if check is not None:
                     check(location)
@@ -239,7 +241,6 @@ def _load_team(path: Path, data: dict) -> Team:
         if entry.timezone:
             _check_timezone(f"{where}.timezone", entry.timezone)
         # Other keys are repobrief options for this repository; check them now, naming the table.
-        settings_keys = [f.name for f in dataclasses.fields(Settings) if f.name != "source_file"]
         for key in rest:
             if key not in settings_keys:  # neither a repository key nor a repobrief option
                 near = difflib.get_close_matches(key, sorted(_ENTRY_KEYS) + settings_keys, n=1)

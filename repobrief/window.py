@@ -63,12 +63,14 @@ def parse_timezone(name: str | None) -> ZoneInfo:
         same = [z for z in zones if z.lower() == name.strip().lower()]
         if same:  # `utc`, `asia/shanghai`: the zone meant, however it is cased
             return ZoneInfo(same[0])
-        meant = _ABBREVIATIONS.get(name.strip().upper())
-        near = difflib.get_close_matches(name, zones, n=1)
+        abbreviation = name.strip().upper()
+        if meant := _ABBREVIATIONS.get(abbreviation):
+            hint: str | None = f"{abbreviation} is an abbreviation, not a zone: give {meant}"
+        else:
+            near = difflib.get_close_matches(name, zones, n=1)
+            hint = f"did you mean {near[0]!r}?" if near else None
         raise UsageError(
-            f"unknown time zone {name!r}; use an IANA name such as Asia/Shanghai, Europe/Berlin or UTC",
-            f"{name.strip().upper()} is an abbreviation, not a zone: give {meant}" if meant else
-            f"did you mean {near[0]!r}?" if near else None,
+            f"unknown time zone {name!r}; use an IANA name such as Asia/Shanghai, Europe/Berlin or UTC", hint,
         ) from None
 
 

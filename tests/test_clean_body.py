@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from repobrief.conventions import (
     _HEADING,
+    _HINT_WORDS,
     _HTML_COMMENT,
     _REF_BEFORE,
     DROP_HEADINGS,
@@ -23,8 +24,7 @@ _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|#\s*add code sn
                           r"|(?:co-authored|signed-off|reviewed|acked|tested|reported|suggested)-by:.*)$", re.I)
 
 
-_HINT = re.compile(r"(?:add|demonstrate|for changes|please|provide|describe|explain|reference|include|paste|make sure"
-                   r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b", re.I)
+_HINT = re.compile(_HINT_WORDS)  # the hint words themselves are data, shared
 
 
 def _unquoted(line: str) -> str:

@@ -236,8 +236,6 @@ def test_a_long_first_sentence_is_cut_between_words_not_inside_a_parenthesis():
 
 def test_a_zone_abbreviation_is_answered_with_the_zones_it_means():
     """`--tz CST` was answered "did you mean 'UCT'?"."""
-    from repobrief.errors import UsageError
-
     with pytest.raises(UsageError) as e:
         parse_timezone("CST")
     assert e.value.hint == "CST is an abbreviation, not a zone: give Asia/Shanghai (China) or America/Chicago (US Central)"
@@ -469,14 +467,17 @@ def test_markdown_code_spans_and_entities_show_as_written():
         "<p><code>&lt;img src=x onerror=alert(1)&gt;</code> then &lt;b&gt;x&lt;/b&gt;</p>\n"
 
 
-def _week_report(tmp_path, commits):
+def _week_report(tmp_path, commits, init=None, name: str = "o/r", lang: str = "en"):
+    """The 2026-W10 report of a repository made of `init` (files by path, given the
+    builder) and `commits` (message, date, files by path given the builder)."""
     from repobrief.pipeline import generate_report
 
     b = GitRepoBuilder(tmp_path / "r")
-    b.commit("init", "2026-01-05T10:00:00+00:00", {"pkg/core/a.py": b.lines(50), "conf/train.yaml": "sched: cos\nlr: 1\n"})
+    b.commit("init", "2026-01-05T10:00:00+00:00",
+             (init or (lambda b: {"pkg/core/a.py": b.lines(50), "conf/train.yaml": "sched: cos\nlr: 1\n"}))(b))
     for msg, when, files in commits:
         b.commit(msg, when, files(b))
-    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": "en"})
+    settings = load_settings(None, env={}, overrides={"name": name, "language": lang})
     return generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
 
 
@@ -504,18 +505,14 @@ def test_detectors_config_rename_missing_tests_ci_churn(tmp_path):
 def test_a_setting_removed_by_its_dotted_name_in_the_title_is_a_config_risk(tmp_path):
     """verl #6198 "remove actor.dump_memory_snapshot" took a setting away that the code
     read (no config file changed): the report did not name it anywhere."""
-    from repobrief.pipeline import generate_report
-
-    b = GitRepoBuilder(tmp_path / "r")
-    b.commit("init", "2026-01-05T10:00:00+00:00", {"pkg/trainer.py": b.lines(40), "pkg/algo.py": b.lines(40)})
-    b.commit("[trainer] fix: Remove actor.dump_memory_snapshot (#1)", "2026-03-02T10:00:00+00:00",
-             {"pkg/trainer.py": b.lines(32)})
-    b.commit("[algo] fix: remove torch.quantile-based metrics (#2)", "2026-03-03T10:00:00+00:00", {"pkg/algo.py": b.lines(30)})
-    b.commit("[perf] fix: drop torch.cuda.empty_cache calls (#3)", "2026-03-03T11:00:00+00:00", {"pkg/algo.py": b.lines(28)})
-    b.commit("[misc] chore: remove pkg.utils.memory_utils (#4)", "2026-03-03T12:00:00+00:00", {"pkg/algo.py": b.lines(27)})
-    b.commit("refactor: remove DataProto.non_tensor_batch (#5)", "2026-03-03T13:00:00+00:00", {"pkg/algo.py": b.lines(26)})
-    settings = load_settings(None, env={}, overrides={"name": "o/pkg", "language": "en"})
-    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    rep = _week_report(tmp_path, [
+        ("[trainer] fix: Remove actor.dump_memory_snapshot (#1)", "2026-03-02T10:00:00+00:00",
+         lambda b: {"pkg/trainer.py": b.lines(32)}),
+        ("[algo] fix: remove torch.quantile-based metrics (#2)", "2026-03-03T10:00:00+00:00", lambda b: {"pkg/algo.py": b.lines(30)}),
+        ("[perf] fix: drop torch.cuda.empty_cache calls (#3)", "2026-03-03T11:00:00+00:00", lambda b: {"pkg/algo.py": b.lines(28)}),
+        ("[misc] chore: remove pkg.utils.memory_utils (#4)", "2026-03-03T12:00:00+00:00", lambda b: {"pkg/algo.py": b.lines(27)}),
+        ("refactor: remove DataProto.non_tensor_batch (#5)", "2026-03-03T13:00:00+00:00", lambda b: {"pkg/algo.py": b.lines(26)}),
+    ], init=lambda b: {"pkg/trainer.py": b.lines(40), "pkg/algo.py": b.lines(40)}, name="o/pkg")
     risk = next(r for r in rep.risks if r.kind == "config_change")
     # only what the title says: medium, not the high of a removal the diff shows
     assert risk.prs == [1] and risk.severity == "medium" and "actor.dump_memory_snapshot removed" in risk.text
@@ -527,15 +524,10 @@ def test_a_setting_removed_by_its_dotted_name_in_the_title_is_a_config_risk(tmp_
 def test_config_changes_of_several_prs_are_told_per_pr_with_how_many_more(tmp_path, lang, shown):
     """verl 2026-W18 listed four deleted files of #6162 under "#6200, #6162, #6126" and
     nothing of the other two: the first four items of all the PRs' evidence, no count."""
-    from repobrief.pipeline import generate_report
-
-    b = GitRepoBuilder(tmp_path / "r")
-    b.commit("init", "2026-01-05T10:00:00+00:00", {"conf/train.yaml": "sched: cos\nlr: 1\n",
-                                                   **{f"conf/{c}.yaml": "x: 1\n" for c in "abcde"}})
-    b.commit("[cfg] chore: drop the old configs (#1)", "2026-03-02T10:00:00+00:00", {f"conf/{c}.yaml": None for c in "abcde"})
-    b.commit("[cfg] chore: drop lr (#2)", "2026-03-03T10:00:00+00:00", {"conf/train.yaml": "sched: cos\n"})
-    settings = load_settings(None, env={}, overrides={"name": "o/r", "language": lang})
-    rep = generate_report(str(b.path), settings, parse_week("2026-W10", parse_timezone("UTC")))
+    rep = _week_report(tmp_path, [
+        ("[cfg] chore: drop the old configs (#1)", "2026-03-02T10:00:00+00:00", lambda b: {f"conf/{c}.yaml": None for c in "abcde"}),
+        ("[cfg] chore: drop lr (#2)", "2026-03-03T10:00:00+00:00", lambda b: {"conf/train.yaml": "sched: cos\n"}),
+    ], init=lambda b: {"conf/train.yaml": "sched: cos\nlr: 1\n", **{f"conf/{c}.yaml": "x: 1\n" for c in "abcde"}}, lang=lang)
     risk = next(r for r in rep.risks if r.kind == "config_change")
     assert sorted(risk.prs) == [1, 2] and shown in risk.text, risk.text
 
@@ -1165,9 +1157,10 @@ def test_retry_after_is_read_alike_for_every_client():
         assert retry_after_seconds(junk, now) is None, junk
 
 
-def test_a_link_around_code_is_read_in_linear_time():
-    """`[` and a backtick repeated made the link-with-code pattern cubic (4,000 characters
-    took 38 s); a comment or a heading can hold such text."""
+def test_runs_of_brackets_and_backticks_are_left_as_written():
+    """No link is made of "`](x) [`[`[`…" (a comment or a heading can hold such text). The
+    link-with-code pattern was cubic on it (4,000 characters took 38 s); its speed is the
+    suite's to notice, as tests here assert no times."""
     from repobrief.conventions import plain_markdown
 
     text = "`](x) " + "[`" * 3000
@@ -1176,8 +1169,6 @@ def test_a_link_around_code_is_read_in_linear_time():
 
 def test_a_default_the_pr_says_it_does_not_change_is_no_default_change():
     """verl #4389 said it "does not change the default behavior" and got a default-change risk."""
-    from datetime import UTC, datetime
-
     from repobrief.analysis.scoring import is_default_change
     from repobrief.models import PullRequest
 

@@ -56,7 +56,7 @@ def load_cli_settings(
                           ("--llm-model", (llm or {}).get("model"))):
         refuse_empty(option, value)
     kind, location = resolve_target(target, source)
-    lang = None if lang is None else normal_language(lang)  # `--lang EN` as `en`
+    lang = normal_language(lang)  # `--lang EN` as `en`
     engine = None if engine is None else engine.strip().lower()
     if lang is not None and lang not in LANGUAGES:
         raise UsageError(f"invalid --lang {lang!r}; valid: {', '.join(LANGUAGES)}")

@@ -91,7 +91,6 @@ def _short(sentence: str, limit: int = 110) -> str:
 
 class OfflineEngine(Engine):
     name = "offline"
-    needs_store = False
 
     def __init__(self, settings=None, *, store=None, refresh: bool = False, progress=None) -> None:
         self.settings = settings

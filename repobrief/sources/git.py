@@ -180,7 +180,6 @@ class GitSource(Source):
     """A local clone (working tree or bare)."""
 
     name = "git"
-    needs_store = False
 
     def __init__(self, location: str, settings=None, *, store=None, offline: bool = False) -> None:
         super().__init__()
@@ -188,7 +187,7 @@ class GitSource(Source):
         self.settings = settings
         if not self.path.exists():
             hint = "give the path of a local git clone"
-            if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", location) and not location.startswith("."):
+            if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", location):
                 hint += f", or github:{location} to read the repository from GitHub"  # OWNER/REPO
             raise SourceError(f"path {str(self.path)!r} does not exist", hint)
         if not self.path.is_dir():
