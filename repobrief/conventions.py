@@ -300,7 +300,7 @@ _HINT_WORDS = (r"(?i:add|demonstrate|for changes|please|provide|describe|explain
                r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b")
 _HINT_PARAGRAPH = re.compile(
     r"\n[^\S\n]*>[^\S\n]*" + _HINT_WORDS + r"[^\n]*"
-    r"(?:\n(?![^\S\n]*(?:>|```|#{1,6}(?:\s|$)|[-*+][^\S\n]|\d+[.)][^\S\n]))[^\S\n]*\S[^\n]*)+")
+    r"(?:\n(?![^\S\n]*(?:>|```|" + _HEADING_START.pattern + r"|[-*+][^\S\n]|\d+[.)][^\S\n]))[^\S\n]*\S[^\n]*)+")
 # The marker of any other quoted line: the text is the author's (verl authors write their
 # description into the template's "> " line), kept without it. Hints, GitHub's alert
 # markers ("> [!IMPORTANT]") and empty quote lines keep theirs, and go as placeholders.
@@ -410,10 +410,10 @@ def _opening(text: str) -> str:
     return _SENTENCE_END.split(next(iter_paragraphs(text), "") or text.split("\n", 1)[0], 1)[0]
 
 
-def sort_sections(sections: Iterable[tuple[str, str]], levels: Sequence[int] = ()) -> tuple[str, str, str, list[str]]:
+def sort_sections(sections: Iterable[tuple[str, str]], levels: Sequence[int]) -> tuple[str, str, str, list[str]]:
     """(text, what, tests, headings) of a body from its (heading, content) sections,
-    in order, with their heading levels (0 for the text before the first heading;
-    none given: no section lies under another); empty contents are left out. A section
+    in order, with their heading levels (0 for the text before the first heading);
+    empty contents are left out. A section
     under a test heading is test evidence too ("### Test" then "#### sync", "#### async")."""
     kept: list[str] = []
     what: list[str] = []
@@ -421,7 +421,7 @@ def sort_sections(sections: Iterable[tuple[str, str]], levels: Sequence[int] = (
     headings: list[str] = []
     tested: list[tuple[int, bool]] = []  # the enclosing sections: level, and whether a test heading is among them
     for i, (heading, content) in enumerate(sections):
-        level = levels[i] if i < len(levels) else (1 if heading else 0)
+        level = levels[i]
         while tested and tested[-1][0] >= level:
             tested.pop()
         test = bool(_TEST_HEADING.search(heading)) or bool(tested and tested[-1][1])

@@ -168,7 +168,7 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
         ptype = "revert"
     from_files = _type_from_files(pr)
     if ptype in (None, "fix", "chore") and (_TYPOS_ONLY.fullmatch(parsed.description.strip().rstrip("."))
-                                            or from_files == "docs" and _TYPO_WORD.search(low_title)):
+                                            or ptype == "fix" and from_files == "docs" and _TYPO_WORD.search(low_title)):
         ptype = "docs" if from_files == "docs" else "style"
     elif ptype is None:
         ptype = from_files or ("docs" if "typo" in low_title else "other")

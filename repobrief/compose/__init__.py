@@ -367,7 +367,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
         why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
         sentences.append(_end(cat, cat.t("key_change.why", why=why)))
-        before = len(sentences)
+        notes = _notes(p)
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
         elif sig["default_change"]:
@@ -384,8 +384,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))
-        notes = None if p.reverts else body.migration  # a revert copies the notes of what it undoes
-        if len(sentences) == before and not notes and not p.reverts and not _minor_only(a):  # docs, tests, CI, a revert
+        elif not notes and not p.reverts and not _minor_only(a):  # docs, tests, CI, a revert
             sentences.append(cat.t("key_change.no_compat"))
         if notes and (on_notes := _migration(cat, *notes, what)):
             sentences.append(on_notes)
@@ -397,7 +396,13 @@ def key_changes(facts: WeekFacts) -> list[Item]:
     return items
 
 
-def _migration(cat: Catalog, title: str, notes: str, what: str = "") -> str:
+def _notes(p: PullRequest) -> tuple[str, str] | None:
+    """The migration notes a PR's description gives; none for a revert, which copies the
+    description of what it undoes."""
+    return None if p.reverts else clean_body(p.body).migration
+
+
+def _migration(cat: Catalog, title: str, notes: str, what: str) -> str:
     """The key change's sentence on the migration notes a PR's description gives: their
     first sentence, or where they are when that sentence leads into code or a list; ""
     when the key change quotes that sentence already (a "Summary of breaking changes")."""
@@ -560,22 +565,22 @@ def _old_modules(cat: Catalog, risks: list[Risk], limit: int = 3) -> tuple[str, 
     return shown, count, "both" if moved and removed else "moved" if moved else "removed"
 
 
-def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], str], shown: int = 3) -> str:
-    """A risk's detail told per PR ("#6200: …; #6162: …") for its first `shown` PRs, with
+def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], str]) -> str:
+    """A risk's detail told per PR ("#6200: …; #6162: …") for its first three PRs, with
     how many more it has; its PRs' gists when none has a detail (a model's own evidence)."""
     sep = "；" if cat.lang == "zh" else "; "
     parts = []
-    for n in r.prs[:shown]:
+    for n in r.prs[:3]:
         if text := detail_of(n):
             parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
     if not parts:
         return cat.join(_gists(facts, r.prs))
-    return sep.join(parts) + _more_prs(cat, r.prs, shown)
+    return sep.join(parts) + _more_prs(cat, r.prs)
 
 
-def _more_prs(cat: Catalog, prs: list, shown: int = 3) -> str:
-    """"; and 2 more PRs" after the details of a risk's first `shown` PRs."""
-    return cat.t("risk_text.more_prs", count=len(prs) - shown, total=len(prs)) if len(prs) > shown else ""
+def _more_prs(cat: Catalog, prs: list) -> str:
+    """"; and 2 more PRs" after the details of a risk's first three PRs."""
+    return cat.t("risk_text.more_prs", count=len(prs) - 3, total=len(prs)) if len(prs) > 3 else ""
 
 
 def _config_detail(cat: Catalog, evidence: str) -> str:
@@ -677,21 +682,22 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     recs: list[tuple[int, Item]] = []
     kinds = {r.kind: r for r in facts.risks[:RISKS_SHOWN]}  # advice about a risk the reader is shown
 
-    def add(priority: int, key: str, prs: list[int], title: str | None = None, then: str = "", **kw) -> None:
+    def add(priority: int, key: str, prs: list[int], title: str | None = None, then: str = "", counted: bool = False,
+            **kw) -> None:
         """The advice `rec.KEY` (and the sentence `then`), named by `rec.TITLE_name`
-        (default: the key's own)."""
+        (default: the key's own); `counted`: it says how many PRs (`{count}`)."""
         prs = [n for n in prs if n not in facts.reverted_by]  # undone by the week's end: nothing to act on
-        if "count" in kw:
+        if counted:
             kw["count"] = len(prs)
         name = period_t(facts, f"rec.{title or key}_name", **kw)
         if not prs or any(i.name == name for _, i in recs):
             return
-        text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted="count" in kw), **kw)
+        text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted=counted), **kw)
         recs.append((priority, Item(name, text + then, prs[:6])))
 
     breaking, config, default = kinds.get("breaking_change"), kinds.get("config_change"), kinds.get("default_change")
     # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
-    noted = [p.number for p in facts.ranked_live() if not p.reverts and clean_body(p.body).migration]
+    noted = [p.number for p in facts.ranked_live() if _notes(p)]
     if breaking or config or default or noted:
         prs = sorted({n for r in (breaking, config, default) if r for n in r.prs} | set(noted))
         add(0, "check_config", prs,
@@ -716,9 +722,9 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         if kind in kinds:
             add(prio, key, kinds[kind].prs)
     if "ci_churn" in kinds:
-        add(4, "ci", kinds["ci_churn"].prs, count=len(kinds["ci_churn"].prs))
+        add(4, "ci", kinds["ci_churn"].prs, counted=True)
     if "config_churn" in kinds:
-        add(4, "config_churn", kinds["config_churn"].prs, count=len(kinds["config_churn"].prs))
+        add(4, "config_churn", kinds["config_churn"].prs, counted=True)
     for t in facts.themes:
         term = t.key.partition(":")[2]
         if term in PLATFORM_TERMS and t.count >= 2:
@@ -726,7 +732,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
             break
     fixed = [p.number for p in facts.prs if facts.analyses[p.number].type == "fix" and p.number not in facts.reverted_by]
     if len(fixed) >= 5:
-        add(5, "patch", fixed, count=len(fixed))
+        add(5, "patch", fixed, counted=True)
     feats = [p for p in facts.ranked_live() if facts.analyses[p.number].type in ("feat", "perf")]
     if feats:
         a = facts.analyses[feats[0].number]
@@ -752,19 +758,17 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         highlights = [period_t(facts, "card.no_changes")]
     # The top risks, one line each; risks of the same PRs share a line ("Large changes in
     # core paths and very large PRs: #6710"), so three lines are three concerns.
-    lines: dict[tuple[tuple[int, ...], int], list[str]] = {}  # by (its first three PRs, how many)
+    # (the PRs past the third are counted, not dropped: "… and 1 more" / "等4个PR")
+    lines: dict[str, list[str]] = {}  # by the PRs it names
     for r in sorted(facts.risks, key=lambda r: SEVERITY_ORDER[r.severity]):
-        key = (tuple(r.prs[:3]), len(r.prs))
+        key = _pr_ref(cat, r.prs, 3)
         if key not in lines and len(lines) == 3:
             continue
         titles = lines.setdefault(key, [])
         later = titles and cat.lang == "en" and r.title[1:2].islower()  # "very large PRs"; "CI churn" as it is
         titles.append(r.title[:1].lower() + r.title[1:] if later else r.title)
-    risks = []
-    for (prs, total), titles in lines.items():
-        # the PRs past the third are counted, not dropped ("… and 1 more" / "等4个PR")
-        named = cat.prs(list(prs)) + (cat.t("risk_text.more", count=total - len(prs), total=total) if total > len(prs) else "")
-        risks.append(f"{cat.join(titles)}：{named}" if cat.lang == "zh" else f"{cat.join(titles)}: {named}")
+    risks = [f"{cat.join(titles)}：{named}" if cat.lang == "zh" else f"{cat.join(titles)}: {named}"
+             for named, titles in lines.items()]
     if not risks:
         risks = [period_t(facts, "card.no_risks")]
     w = facts.window

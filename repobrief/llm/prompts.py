@@ -261,18 +261,19 @@ def build_pr_input(
 
     blocks = [title_block, files_block]
 
-    def add(kind: str, text: str, floor: int, share: int) -> str:
-        """The block of `text`, cut to `share` % of the tokens left (at least `floor`)."""
+    def add(kind: str, text: str, floor: int, share: int) -> tuple[str, bool]:
+        """The block of `text`, cut to `share` % of the tokens left (at least `floor`): what
+        was kept, and whether it was cut."""
         nonlocal left
         kept, cut = _cut_text(text, max(floor, left * share // 100))
         if cut:
             cuts.append(f"{kind}: cut to {len(kept)} of {len(text)} characters")
         blocks.append(untrusted(kind, kept))
         left -= estimate_tokens(blocks[-1])
-        return kept
+        return kept, cut
 
-    body_text = add("body", clean_body or "(empty)", 100, 45)
-    if migration and body_text != (clean_body or "(empty)") and migration[1][:200] not in body_text:
+    body_text, body_cut = add("body", clean_body or "(empty)", 100, 45)
+    if migration and body_cut and migration[1][:200] not in body_text:
         add("migration notes", f"{migration[0]}\n\n{migration[1]}", 60, 20)
     disc = _discussion(pr)
     if disc:
