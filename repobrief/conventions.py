@@ -184,7 +184,18 @@ def reverts_named(body: str, repository: str | None) -> int | None:
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 # A heading's hashes are followed by a space (CommonMark): "#7144, which this PR is stacked
 # on" at the start of a wrapped line is text, not a heading.
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})[^\S\n]+(.+?)\s*#*\s*$")
+_HEADING_OPEN = re.compile(r"\s{0,3}(#{1,6})[^\S\n]")
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of a heading line, without its closing hashes and spaces; None for
+    any other line. Read without a regex for the text: one with a lazy text group before
+    the trailing `#*\s*` backtracked for minutes on a heading line of a few thousand
+    spaces, and bodies are anyone's text."""
+    m = _HEADING_OPEN.match(line)
+    if m is None or len(line) == m.end():  # hashes and one space are no heading yet
+        return None
+    return len(m.group(1)), line[m.end():].strip().rstrip("#").rstrip()
 _HEADING_START = re.compile(r"#{1,6}(?:\s|$)")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
@@ -277,8 +288,8 @@ def issue_refs(body: str) -> list[int]:
 # text gets one in front), which the regex engine finds fast; `^` in MULTILINE mode
 # would be tried at every character.
 # A match says which kind of line it is; a checklist item's parts come with it, and
-# only a heading is matched again (`_HEADING`: headings are few, and its lazy text
-# group tried at every line was what made one combined pattern slow).
+# only a heading is read again (`heading`: headings are few, and reading a heading's
+# text at every line was what made one combined pattern slow).
 _SHAPING_LINE = re.compile(
     r"\n(?P<line>(?P<indent>[^\S\n]*)(?:(?P<fence>```)|(?P<hash>#)"
     r"|[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))[^\n]*)"
@@ -332,28 +343,28 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             continue  # a fence is text of its section
         if in_code:
             continue
-        heading = None
+        title = None
         if m["hash"] is not None:
-            h = _HEADING.match(m["line"]) if len(m["indent"]) <= 3 else None
+            h = heading(m["line"]) if len(m["indent"]) <= 3 else None
             if h is None:
                 continue
-            heading = h.group(2)
-            marks.append((len(h.group(1)), heading.strip()))
+            title = h[1]
+            marks.append(h)
         elif "[" not in m["line"][:12]:
             continue
         start = m.start()  # the line's first character in `body`
         if start > pos:
             sections[-1][1].append(body[pos:start - 1])
         pos = m.end()  # past the line's newline in `body`
-        if heading is not None:
-            sections.append((heading.strip().strip("*_:?！？ ").lower(), []))
+        if title is not None:
+            sections.append((title.strip("*_:?！？ ").lower(), []))
         elif m["mark"] in "xX":
             checked.append(m["item"].strip())
     if pos <= len(body):
         sections[-1][1].append(body[pos:])
     # Checklists are dropped before the line-by-line pass: they are long.
-    contents = [(heading, _substantive("\n".join(pieces)) if heading not in DROP_HEADINGS else "")
-                for heading, pieces in sections]
+    contents = [(name, _substantive("\n".join(pieces)) if name not in DROP_HEADINGS else "")
+                for name, pieces in sections]
     text, what, tests, headings = sort_sections(contents, [level for level, _ in marks])
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repobrief.conventions import (
-    _HEADING,
     _HINT_WORDS,
     _HTML_COMMENT,
     _REF_BEFORE,
     DROP_HEADINGS,
     clean_body,
+    heading,
     sort_sections,
 )
 
@@ -94,10 +94,10 @@ def reference(body: str) -> tuple:
         stripped = line.lstrip()
         if stripped.startswith("```"):
             in_code = not in_code
-        h = None if in_code or not stripped.startswith("#") else _HEADING.match(line)
+        h = None if in_code or not stripped.startswith("#") else heading(line)
         if h:
-            sections.append((h.group(2).strip().strip("*_:?！？ ").lower(), []))
-            levels.append(len(h.group(1)))
+            sections.append((h[1].strip("*_:?！？ ").lower(), []))
+            levels.append(h[0])
             continue
         c = None if in_code or "[" not in line[:12] else _CHECK_ITEM.match(line)
         if c:
@@ -106,9 +106,9 @@ def reference(body: str) -> tuple:
             continue
         sections[-1][1].append(line)
     contents = []
-    for heading, lines in sections:
-        if heading in DROP_HEADINGS:
-            contents.append((heading, ""))  # dropped, but still a level that ends the sections before
+    for name, lines in sections:
+        if name in DROP_HEADINGS:
+            contents.append((name, ""))  # dropped, but still a level that ends the sections before
             continue
         kept = [line for line in map(_unquoted, _without_hints(lines))
                 if not (s := line.strip()) or not (_PLACEHOLDER.match(s) or s.startswith(("- If this PR", "- `{")))]
@@ -120,7 +120,7 @@ def reference(body: str) -> tuple:
             else:
                 out.append(line.rstrip())
         content = "\n".join(out).strip()
-        contents.append((heading, "" if re.fullmatch(r"(```\w*\s*)*", content) else content))
+        contents.append((name, "" if re.fullmatch(r"(```\w*\s*)*", content) else content))
     text, what, tests, headings = sort_sections(contents, levels)  # the shared last step: which section is which
     m = re.search(r"^BREAKING[ -]CHANGES?\s*:\s*(.+)$", body, re.M)
     return text, what, tests, m.group(1).strip() if m else None, checked, reference_refs(body), headings

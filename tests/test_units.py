@@ -87,6 +87,24 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
+def test_a_heading_line_of_thousands_of_spaces_is_read_at_once():
+    """A body is anyone's text: a heading line padded with 20,000 spaces or tabs took the
+    heading regex minutes (it backtracked over the padding for every split of it), and a
+    backfill or a weekly run stood still on that one PR. Closing hashes still go."""
+    import threading
+
+    for pad in (" ", "\t"):
+        body = f"## Summary {pad * 20_000} ##\n\nFixes the loader.\n\n# x{pad * 20_000}!\n\nMore.\n"
+        done: list = []
+        worker = threading.Thread(target=lambda b=body: done.append(clean_body.__wrapped__(b)), daemon=True)
+        worker.start()
+        worker.join(60)  # a guard against a hang, not a timing: it takes milliseconds
+        assert done, "clean_body hung on a padded heading line"
+        c = done[0]
+        assert c.what == "Fixes the loader." and c.headings[0] == "summary"
+        assert c.headings[1].startswith("x") and c.headings[1].endswith("!") and "More." in c.text
+
+
 def test_results_in_the_subsections_of_a_test_heading_are_test_evidence():
     """verl #6897 gave its results under "### Test" in "#### sync" and "#### async"
     subsections, and was listed among the changes without tests."""
