@@ -229,6 +229,23 @@ _INSTRUCTION = re.compile(r"\b(?:but|except|however|unless|must|rename\w*|instea
 _STRONG_INSTRUCTION = re.compile(r"\b(?:must|rename[sd]?|instead|replaced?|re-?export|no longer|migrate)\b", re.I)
 # A question's bare answer ("Does this PR introduce a breaking change?" "Yes").
 _BARE_ANSWER = re.compile(r"[\W_]*(?:yes|no|y|n|是|否)[\W_]*", re.I)
+# A "Compatibility" or "Backward compatibility" section is as often a reassurance ("The
+# default remains `zigzag`, so existing models see no difference") as a notice: it is
+# taken as migration notes only when it says what breaks or what to do ("No backward
+# compatibility with legacy TIS: configs with `tis_imp_ratio_cap` will raise", "import
+# from `verl.workers.rollout` instead"), not when that is denied ("no breaking changes").
+_COMPATIBILITY_HEADING = re.compile(r"^[\W_]*(?:backwards?[- ])?compatibility\b|^[\W_]*兼容性")  # not "4. MTP compatibility updates"
+_BREAKAGE = re.compile(r"\b(?:breaking|breaks|no longer|no backwards?[- ]compatib\w*|not (?:backwards?[- ])?compatible"
+                       r"|incompatib\w*|will (?:now )?(?:raise|fail|error)|must|instead|renamed?|replaced?|removed|migrate)\b"
+                       r"|不兼容|需要修改|必须", re.I)
+# A negation right before a match ("not fully compatible", "does not change the default",
+# "no breaking changes"): the match is denied, not said.
+_NEGATED = re.compile(r"(?:n't|\bnot|\bno longer|\bnever|\bno|\bbreaks?|\bbroke|\bwithout)\s+(?:\w+\s+)?$", re.I)
+
+
+def affirmed(rx: re.Pattern[str], text: str, start: int = 0) -> bool:
+    """Whether `rx` matches `text` from `start` other than right after a negation."""
+    return any(not _NEGATED.search(text, max(0, m.start() - 20), m.start()) for m in rx.finditer(text, start))
 
 
 @dataclass(slots=True, eq=False)  # hashed by identity: clean_body() caches instances
@@ -388,11 +405,15 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
 def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple[str, str]],
                      marks: list[tuple[int, str]]) -> tuple[str, str] | None:
     """The first section whose heading names a migration, an upgrade or a breaking change
-    and that says more than "None": its heading as written and its text, with the
+    and that says more than "None" (or names compatibility and says what breaks, see
+    `_COMPATIBILITY_HEADING`): its heading as written and its text, with the
     subsections under it (a "Migration Guide" made of `### Example` sections); a
     "nothing changes" sentence before real instructions is left out."""
     for i, (heading, content) in enumerate(contents):
-        if not heading or not _MIGRATION_HEADING.search(heading):
+        if not heading:
+            continue
+        compat = not _MIGRATION_HEADING.search(heading)
+        if compat and not _COMPATIBILITY_HEADING.search(heading):
             continue
         if not content and "\n".join(sections[i][1]).strip():
             continue  # answered with a placeholder ("None", "> N/A"): the sections under it are not its text
@@ -403,6 +424,10 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
             if contents[j][1]:
                 parts += [f"{'#' * marks[j][0]} {marks[j][1]}", contents[j][1]]
         notes = "\n\n".join(parts)
+        if compat:
+            if affirmed(_BREAKAGE, notes):
+                return marks[i][1], notes
+            continue
         first = _opening(notes)
         if not notes or marks[i][1].rstrip("*_ ").endswith(("?", "？")) and _BARE_ANSWER.fullmatch(first):
             continue

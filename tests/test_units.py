@@ -203,6 +203,28 @@ def test_instructions_after_a_no_are_still_migration_notes(body, first):
     assert notes is not None and first_sentence(notes[1]).startswith(first)
 
 
+@pytest.mark.parametrize("section, notes", [
+    # verl #6129 and #3694: what breaks and what to do, under "Compatibility"
+    ("### Compatibility\n\nBreaking change for frameworks that imported `AsyncLLMServerManager` from "
+     "`verl.experimental.agent_loop`: import `LLMServerClient` from `verl.workers.rollout` instead.", True),
+    ("### Backward compatibility\n\n- No backward compatibility with legacy TIS\n- Configs with "
+     "`tis_imp_ratio_cap` will raise validation errors", True),
+    # reassurance, verl #7221, #6308, #6246: nothing to do
+    ("### Backward compatibility\n\nThe default remains `zigzag`, and `cp_size == 1` is unchanged, so existing "
+     "models see no behavioural difference.", False),
+    ("### Backward Compatibility\n\nThis PR does not introduce public API or config changes.", False),
+    ("#### Compatibility / edge cases\n\n- No public config changes.\n- No breaking changes for single-job runs.", False),
+    # compatibility of one part, in a list of design steps: no notice (verl #5599)
+    ("### 4. MTP compatibility updates\n\nThe checks now read `mtp_num_hidden_layers` instead of only "
+     "`num_nextn_predict_layers`.", False),
+])
+def test_a_compatibility_section_is_migration_notes_only_when_it_says_what_breaks(section, notes):
+    found = clean_body("### What does this PR do?\n\nMoves the manager.\n\n" + section).migration
+    assert (found is not None) == notes
+    if notes:
+        assert found[0].endswith("ompatibility") and found[1].startswith(section.split("\n\n", 1)[1][:20])
+
+
 def test_a_breaking_changes_section_declares_a_breaking_change():
     """verl #3496 said "⚠️ Breaking: we adopt a new format for Qwen2VL's position ids";
     the report never called it breaking, as a `BREAKING CHANGE:` footer would have."""

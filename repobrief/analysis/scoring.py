@@ -15,7 +15,7 @@ import math
 import re
 from functools import lru_cache
 
-from ..conventions import CleanBody
+from ..conventions import CleanBody, affirmed
 from ..models import PullRequest, Reason
 from . import files as fk
 from .classify import Classified
@@ -58,10 +58,9 @@ def says_compatible(body: CleanBody) -> bool:
     """Whether the description says existing behaviour is kept (see `_COMPATIBLE`), not
     that it is not ("not fully compatible", "no longer backward compatible")."""
     text = body.text[:5000]
-    return _affirmed(_COMPATIBLE, text)
+    return affirmed(_COMPATIBLE, text)
 
 
-_NEGATED = re.compile(r"(?:n't|\bnot|\bno longer|\bnever|\bno|\bbreaks?|\bbroke|\bwithout)\s+(?:\w+\s+)?$", re.I)
 
 
 def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:
@@ -106,14 +105,8 @@ def _search_near(rx: re.Pattern[str], text: str, low: str, anchors: tuple[str, .
     found = [i for i in map(low.find, anchors) if i >= 0]
     start = max(0, min(found) - reach) if found and len(low) == len(text) else 0
     if negatable:  # `negatable`: a match right after a negation ("does not", "no longer") does not count
-        return _affirmed(rx, text, start)
+        return affirmed(rx, text, start)
     return rx.search(text, start) is not None
-
-
-def _affirmed(rx: re.Pattern[str], text: str, start: int = 0) -> bool:
-    """Whether `rx` matches `text` from `start` other than right after a negation
-    ("not fully compatible", "does not change the default")."""
-    return any(not _NEGATED.search(text, max(0, m.start() - 20), m.start()) for m in rx.finditer(text, start))
 
 
 def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> tuple[float, list[Reason]]:
