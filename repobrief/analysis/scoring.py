@@ -45,12 +45,14 @@ _DEFAULT_ANYWHERE = re.compile(
 OPT_IN = re.compile(r"\b(?:disabled by default|off by default|opt-in|not enabled by default|default(?:s)?\s*(?:=|:|to)\s*(?:false|off|none|disabled))\b", re.I)
 # The description says existing setups keep working: "backward compatible", "defaults
 # preserve existing behavior", "leaving existing behavior unchanged by default".
+# Matched against the lowered text (written in lower case, without re.I: a case-blind
+# pattern is tried at every character, a case-sensitive one skips ahead far faster).
 _COMPATIBLE = re.compile(
     r"\b(?:backwards?[- ]compatib\w*|(?:preserv|keep|retain|leav)\w* (?:the )?(?:existing|current|previous|old) behaviou?r"
     r"|(?:existing|current|default) (?:behaviou?r|path) (?:is |remains |stays )?unchanged|unchanged by default"
-    r"|no (?:behaviou?r|breaking|user-facing|(?:public[- ])?API|interface) changes?|(?:fully|remains?|stays?) compatible)\b",
-    re.I,
+    r"|no (?:behaviou?r|breaking|user-facing|(?:public[- ])?api|interface) changes?|(?:fully|remains?|stays?) compatible)\b"
 )
+_COMPATIBLE_WORDS = ("compatib", "behavio", "change")  # one is in every match ("unchanged" too)
 _RFC = re.compile(r"\bRFC\b")
 
 
@@ -58,7 +60,12 @@ def says_compatible(body: CleanBody) -> bool:
     """Whether the description says existing behaviour is kept (see `_COMPATIBLE`), not
     that it is not ("not fully compatible", "no longer backward compatible")."""
     text = body.text[:5000]
-    return affirmed(_COMPATIBLE, text)
+    low = text.lower()
+    if not any(word in low for word in _COMPATIBLE_WORDS):
+        return False
+    if len(low) != len(text):  # lowering moved the positions the negation check reads
+        return affirmed(re.compile(_COMPATIBLE.pattern, re.I), text)
+    return affirmed(_COMPATIBLE, low)
 
 
 
