@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .models import inert_text
+from .models import PullRequest, inert_text
 
 # Canonical change types and the words that mean them.
 TYPE_ALIASES = {
@@ -188,7 +188,7 @@ _HEADING_OPEN = re.compile(r"\s{0,3}(#{1,6})[^\S\n]")
 
 
 def heading(line: str) -> tuple[int, str] | None:
-    """(level, text) of a heading line, without its closing hashes and spaces; None for
+    r"""(level, text) of a heading line, without its closing hashes and spaces; None for
     any other line. Read without a regex for the text: one with a lazy text group before
     the trailing `#*\s*` backtracked for minutes on a heading line of a few thousand
     spaces, and bodies are anyone's text."""
@@ -400,6 +400,12 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         migration=notes,
         breaking_section=section,
     )
+
+
+def migration_notes(pr: PullRequest) -> tuple[str, str] | None:
+    """The migration notes a PR's description gives (`CleanBody.migration`); none for a
+    revert, which copies the description of what it undoes."""
+    return None if pr.reverts else clean_body(pr.body or "").migration
 
 
 def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple[str, str]],

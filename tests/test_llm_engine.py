@@ -301,6 +301,26 @@ def test_a_revert_of_an_older_pr_may_name_it(tmp_path):
     assert [f["unit"] for f in rep.engine["fallbacks"]] == ["section:closing"]
 
 
+def test_a_revert_is_not_sent_the_migration_notes_of_what_it_undoes(tmp_path):
+    """A revert copies the description of what it undoes. The model reads the notes the
+    body cut lost as the PR's own instructions only for the PR that gives them."""
+    from gitrepo import GitRepoBuilder
+
+    story = "\n\n".join(f"Step {i}: the loader keeps shard {i} in order while the cache warms up." for i in range(400))
+    body = f"Renames the scheduler keys.\n\n## Design\n\n{story}\n\n## Migration guide\n\nRename `sched` to `scheduler`.\n"
+    b = GitRepoBuilder(tmp_path / "proj")
+    b.commit("init", "2026-06-01T10:00:00+00:00", {"src/a.py": b.lines(40)})
+    b.commit(f"feat!: new scheduler keys (#20)\n\n{body}", "2026-06-23T10:00:00+00:00", {"src/c.py": b.lines(50)}, author="bob")
+    b.commit(f'Revert "feat!: new scheduler keys (#20)" (#22)\n\nThis reverts #20.\n\n{body}', "2026-06-24T10:00:00+00:00",
+             {"src/c.py": None}, author="carol")
+    with ScriptedLLM() as server:
+        rep = _report(b.path, _settings(b.path, tmp_path / "rb.db", server, lang="en", prompt_tokens_per_pr=1500))
+        users = {c.pr: c.user for c in server.calls if c.kind == "pr"}
+    assert set(rep.analyses) == {20, 22}
+    assert '<untrusted kind="migration notes">' in users[20]  # its body was cut before them
+    assert "kind=\"migration notes\"" not in users[22] and "Rename `sched`" not in users[22]
+
+
 def _good(call) -> dict:
     from llmserver import default_pr_answer
 

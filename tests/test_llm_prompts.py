@@ -141,3 +141,8 @@ def test_the_week_composer_is_told_which_prs_give_migration_notes():
     assert user.count("migration_notes") == 2  # the row of #7 and the instruction; #8 has none
     view.prs = [plain]
     assert "migration_notes" not in build_compose_input(view, "en", json_schema(SectionsOut))[1]["content"]
+    # a revert copies the description of what it undoes: its notes are no notes of its own
+    revert = PullRequest(number=9, title='Revert "feat!: new scheduler keys"', author="cy", reverts=7,
+                         merged_at=datetime(2026, 6, 25, tzinfo=UTC), body=noted.body)
+    view.prs = [revert, plain]
+    assert "migration_notes" not in build_compose_input(view, "en", json_schema(SectionsOut))[1]["content"]

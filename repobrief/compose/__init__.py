@@ -20,6 +20,7 @@ from ..conventions import (
     clean_body,
     clip,
     first_sentence,
+    migration_notes,
     plain_markdown,
     release_version,
     removal_kind,
@@ -367,7 +368,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
         why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
         sentences.append(_end(cat, cat.t("key_change.why", why=why)))
-        notes = _notes(p)
+        notes = migration_notes(p)
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
         elif sig["default_change"]:
@@ -394,12 +395,6 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(_end(cat, cat.t("key_change.discussion", summary=a.discussion_summary)))
         items.append(Item(a.gist, ("" if cat.lang == "zh" else " ").join(sentences), [p.number]))
     return items
-
-
-def _notes(p: PullRequest) -> tuple[str, str] | None:
-    """The migration notes a PR's description gives; none for a revert, which copies the
-    description of what it undoes."""
-    return None if p.reverts else clean_body(p.body).migration
 
 
 def _migration(cat: Catalog, title: str, notes: str, what: str) -> str:
@@ -697,7 +692,7 @@ def recommendations(facts: WeekFacts) -> list[Item]:
 
     breaking, config, default = kinds.get("breaking_change"), kinds.get("config_change"), kinds.get("default_change")
     # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
-    noted = [p.number for p in facts.ranked_live() if _notes(p)]
+    noted = [p.number for p in facts.ranked_live() if migration_notes(p)]
     if breaking or config or default or noted:
         prs = sorted({n for r in (breaking, config, default) if r for n in r.prs} | set(noted))
         add(0, "check_config", prs,

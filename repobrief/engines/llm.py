@@ -524,7 +524,7 @@ class LLMEngine(Engine):
             clean_body=cleaned.text,
             budget_tokens=self.llm_settings.prompt_tokens_per_pr,
             schema=schema,
-            migration=cleaned.migration,
+            migration=None if pr.reverts else cleaned.migration,  # see `conventions.migration_notes`
         )
         data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
             c.body for t in pr.threads for c in t.comments

@@ -310,13 +310,13 @@ def compose_system_prompt(lang: str, schema: dict, days: int | None = None) -> s
 
 def build_compose_input(view, lang: str, schema: dict, max_prs: int = 40) -> list[dict]:
     """`view` is a `FactsView` (see `repobrief.engines.llm`)."""
-    from ..conventions import clean_body, first_sentence
+    from ..conventions import first_sentence, migration_notes
 
     ranked = sorted(view.prs, key=lambda p: -(view.analyses[p.number].importance if p.number in view.analyses else 0))
     rows = []
     for pr in ranked[:max_prs]:
         a = view.analyses.get(pr.number)
-        notes = clean_body(pr.body or "").migration
+        notes = migration_notes(pr)  # none for a revert: its description is what it undoes
         rows.append(
             {
                 "pr": pr.number,
