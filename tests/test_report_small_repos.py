@@ -502,6 +502,15 @@ def test_the_largest_pr_is_larger_than_99_percent_of_recent_ones_not_100(tmp_pat
     assert "larger than 99% of the repository's recent PRs (900 lines)" in key and "100%" not in json.dumps(d)
 
 
+def test_a_risk_named_in_a_sentence_keeps_its_acronyms(tmp_path):
+    """The summary read "The main risk to watch: very large prs (#30)"."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(10), "docs/index.md": "# Docs\n"})
+    b.commit("docs: a long guide to every option (#30)", "2026-01-21T09:00:00+00:00", {"docs/guide.md": b.lines(1500)})
+    summary = _report(b.path, "2026-W04")["sections"]["summary"]["text"]
+    assert "The main risk to watch: very large PRs (#30)." in summary, summary
+
+
 def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatible(tmp_path):
     """verl #6526 made bf16 optimizer states the default: its "Backward compatibility"
     section said existing bf16 runs get other numerics and how to opt back into the old

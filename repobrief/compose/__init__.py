@@ -334,13 +334,18 @@ def summary(facts: WeekFacts) -> str:
         parts.append(cat.t("summary.breaking_many", prs=cat.join(named)))
     top = next((r for r in facts.risks if r.kind != "breaking_change"), None)
     if top is not None:
-        parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{top.title.lower()} ({cat.prs(top.prs[:3])})"))
+        parts.append(cat.t("summary.top_risk", risk=f"{top.title}（{cat.prs(top.prs[:3])}）" if cat.lang == "zh" else f"{_in_sentence(top.title)} ({cat.prs(top.prs[:3])})"))
     return ("" if cat.lang == "zh" else " ").join(parts)
 
 
 def _minor_only(a) -> bool:
     """Every file of the PR is docs, tests, CI or examples (or its type is docs/style)."""
     return any(r.code == "minor_only" for r in a.importance_reasons)
+
+
+def _in_sentence(title: str) -> str:
+    """A risk's English title inside a sentence: "very large PRs"; "CI churn" as it is."""
+    return title[:1].lower() + title[1:] if title[1:2].islower() else title
 
 
 def key_changes(facts: WeekFacts) -> list[Item]:
@@ -760,8 +765,7 @@ def card(facts: WeekFacts, sections: Sections) -> Card:
         if key not in lines and len(lines) == 3:
             continue
         titles = lines.setdefault(key, [])
-        later = titles and cat.lang == "en" and r.title[1:2].islower()  # "very large PRs"; "CI churn" as it is
-        titles.append(r.title[:1].lower() + r.title[1:] if later else r.title)
+        titles.append(_in_sentence(r.title) if titles and cat.lang == "en" else r.title)
     risks = [f"{cat.join(titles)}：{named}" if cat.lang == "zh" else f"{cat.join(titles)}: {named}"
              for named, titles in lines.items()]
     if not risks:
