@@ -30,6 +30,9 @@ TYPE_ALIASES = {
 }
 TYPES = ("feat", "fix", "perf", "refactor", "docs", "test", "ci", "build", "deps", "chore", "style", "revert", "other")
 
+# A first title tag that is a type, not a module (`[misc]` is a module in verl).
+_TAG_TYPE = {p: t for p, t in TYPE_ALIASES.items()
+             if t in ("fix", "feat", "perf", "docs", "ci", "test", "refactor", "style") or p == "chore"}
 _LEADING_TAGS = re.compile(r"^\s*((?:\[[^\]]{1,80}\]\s*)+)")
 _TAG = re.compile(r"\[([^\]]+)\]")
 _CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]{1,60})\))?(?P<bang>!)?\s*:\s*(?P<desc>.+)$")
@@ -88,8 +91,8 @@ def parse_title(title: str) -> ParsedTitle:
                     continue
                 if BREAKING_TAG.match(p):
                     breaking = True
-                elif p in TYPE_ALIASES and TYPE_ALIASES[p] in ("fix", "feat", "perf", "docs", "ci", "test", "refactor") and ptype is None and not tags:
-                    ptype = TYPE_ALIASES[p]  # vLLM style `[Bugfix][Kernel]`
+                elif p in _TAG_TYPE and ptype is None and not tags:
+                    ptype = _TAG_TYPE[p]  # vLLM style `[Bugfix][Kernel]`, verl's `[chore] Break the loop …`
                 else:
                     tags.append(p)
         t = t[m.end():].strip()

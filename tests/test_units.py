@@ -30,6 +30,10 @@ from repobrief.window import parse_timezone, parse_week, resolve_window, week_ra
         ("Fix typo in the quickstart", [], "fix", False, "Fix typo in the quickstart"),
         ("add SESSION_COOKIE_PARTITIONED config (#5499)", [], "feat", False, "add SESSION_COOKIE_PARTITIONED config"),
         ("update dev dependencies", [], None, False, "update dev dependencies"),
+        # a type in the first tag is no module ("which matters to users of chore"); verl's `[misc]` is one
+        ("[chore] Break the loop after obtaining the actor (#18)", [], "chore", False, "Break the loop after obtaining the actor"),
+        ("[lint] Tidy imports", [], "style", False, "Tidy imports"),
+        ("[misc] fix: retry the download", ["misc"], "fix", False, "retry the download"),
     ],
 )
 def test_parse_title(title, tags, type_, breaking, desc):
