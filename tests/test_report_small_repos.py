@@ -116,6 +116,18 @@ def test_a_first_pr_after_quiet_weeks_is_no_record(tmp_path):
     assert "the most of any week" not in json.dumps(en["sections"])
 
 
+def test_a_week_after_an_empty_one_is_not_compared_with_zero(tmp_path):
+    """verl 2024-W47 read "merged 2 PRs (1 more than the previous week's 0)"."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(5)})
+    b.commit("feat: first (#1)", "2026-01-07T09:00:00+00:00", {"src/a.py": b.lines(5)})  # 2026-W02
+    b.commit("feat: second (#2)", "2026-01-21T09:00:00+00:00", {"src/b.py": b.lines(5)})  # 2026-W04; W03 had none
+    en, zh = _report(b.path, "2026-W04"), _report(b.path, "2026-W04", "zh")
+    assert "merged 1 PR (none the week before)" in en["sections"]["summary"]["text"], en["sections"]["summary"]["text"]
+    assert "（上周没有）" in zh["sections"]["summary"]["text"], zh["sections"]["summary"]["text"]
+    assert en["stats"]["week_over_week"]["merged_prs"]["previous"] == 0
+
+
 def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_path):
     """A pure move (same content, new path) counts no lines, as GitHub counts a rename:
     it makes no PR large, puts no core path at risk, and a moved config file is not

@@ -259,6 +259,8 @@ def _delta(facts: WeekFacts) -> str:
         return period_t(facts, "summary.delta_none_before" + "_one" * (base["weeks"] == 1), weeks=base["weeks"])
     if base["weeks"] >= 4 and base["max_merged_prs"] is not None and n > base["max_merged_prs"]:
         return period_t(facts, "summary.delta_record", weeks=base["weeks"] + 1)
+    if wow["previous"] == 0 and n:  # not "1 more than the previous week's 0"
+        return period_t(facts, "summary.delta_none_before_one")
     d = wow["delta"]
     if d > 0:
         return period_t(facts, "summary.delta_up", diff=d, previous=wow["previous"])
