@@ -100,7 +100,7 @@ def test_a_heading_line_of_thousands_of_spaces_is_read_at_once():
     for pad in (" ", "\t"):
         body = f"## Summary {pad * 20_000} ##\n\nFixes the loader.\n\n# x{pad * 20_000}!\n\nMore.\n"
         done: list = []
-        worker = threading.Thread(target=lambda b=body: done.append(clean_body.__wrapped__(b)), daemon=True)
+        worker = threading.Thread(target=lambda b=body, out=done: out.append(clean_body.__wrapped__(b)), daemon=True)
         worker.start()
         worker.join(60)  # a guard against a hang, not a timing: it takes milliseconds
         assert done, "clean_body hung on a padded heading line"
