@@ -523,6 +523,20 @@ def test_a_risk_named_in_a_sentence_keeps_its_acronyms(tmp_path):
     assert "The main risk to watch: very large PRs (#30)." in summary, summary
 
 
+def test_a_risks_titles_say_how_many_more_prs_it_names(tmp_path):
+    """verl 2026-W20: "#6135, #6270, #6332, #6322, #6363 and 1 more: … (A, B and C)" read
+    as if three PRs lacked tests; the titles now end with how many more there are."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(10), "tests/test_app.py": b.lines(3)})
+    for n in range(10, 15):
+        b.commit(f"feat: step {n} (#{n})", f"2026-01-{n + 2}T09:00:00+00:00", {f"src/m{n}.py": b.lines(20)})
+    en, zh = _report(b.path, "2026-W03"), _report(b.path, "2026-W03", "zh")
+    (text,) = [i["text"] for i in en["sections"]["risks"]["items"] if i["name"] == "Changes without tests"]
+    assert "(Step 10, Step 11, Step 12 and 2 more)" in text, text
+    (text,) = [i["text"] for i in zh["sections"]["risks"]["items"] if i["name"] == "缺少测试的改动"]
+    assert "等5个PR）" in text, text
+
+
 def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatible(tmp_path):
     """verl #6526 made bf16 optimizer states the default: its "Backward compatibility"
     section said existing bf16 runs get other numerics and how to opt back into the old

@@ -576,7 +576,7 @@ def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], 
         if text := detail_of(n):
             parts.append(cat.t("detail.of_pr", number=n, text=text) if len(r.prs) > 1 else text)
     if not parts:
-        return cat.join(_gists(facts, r.prs))
+        return _gists(cat, facts, r.prs)
     return sep.join(parts) + _more_prs(cat, r.prs)
 
 
@@ -598,8 +598,13 @@ def _config_detail(cat: Catalog, evidence: str) -> str:
     return ""
 
 
-def _gists(facts: WeekFacts, numbers: list[int], limit: int = 3) -> list[str]:
-    return [facts.analyses[n].gist for n in numbers[:limit] if n in facts.analyses]
+def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -> str:
+    """The gists of a risk's first PRs, and how many more it names ("A, B, C and 3
+    more"): three gists alone read as all the PRs the list before them counts."""
+    gists = [facts.analyses[n].gist for n in numbers[:limit] if n in facts.analyses]
+    if len(numbers) <= limit:
+        return cat.join(gists)
+    return cat.t("list.sep").join(gists) + cat.t("risk_text.more", count=len(numbers) - len(gists), total=len(numbers))
 
 
 def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
@@ -648,10 +653,10 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
             more = len(files) - 3
             shown = cat.t("list.pr_sep").join(files[:3])
             return cat.t("detail.files", files=shown) + (cat.t("risk_text.more_files", count=more, total=len(files)) if more > 0 else "")
-        return cat.join(_gists(facts, r.prs))
+        return _gists(cat, facts, r.prs)
     if r.kind in ("version_mismatch", "unresolved_threads", "no_review"):
         return sep.join(e.rstrip(".") for e in r.evidence[:3])
-    return cat.join(_gists(facts, r.prs))
+    return _gists(cat, facts, r.prs)
 
 
 def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
