@@ -314,6 +314,9 @@ _SHAPING_LINE = re.compile(
     r"\n(?P<line>(?P<indent>[^\S\n]*)(?:(?P<fence>```)|(?P<hash>#)"
     r"|[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))[^\n]*)"
 )
+# The lines a checklist item wraps onto: up to a blank line or a line that starts a block
+# (a list item, a heading, a fence, a quote, a table row).
+_ITEM_CONTINUATION = re.compile(r"(?:[^\S\n]*(?![-*+][^\S\n]|\d+[.)][^\S\n]|#|```|>|\|)\S[^\n]*(?:\n|\Z))*")
 # Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions), and
 # the trailers a squash merge appends (`Co-authored-by: …`), which are no description.
 _PLACEHOLDER_LINE = re.compile(
@@ -355,7 +358,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     sections: list[tuple[str, list[str]]] = [("", [])]
     marks: list[tuple[int, str]] = [(0, "")]  # each section's heading level and text as written
     checked: list[str] = []
-    in_code = False
+    in_code = test_plan = False  # test_plan: the section is headed as tests (its checklist stays)
     pos = 0
     for m in _SHAPING_LINE.finditer("\n" + body):  # positions are one past the body's
         if m["fence"] is not None:
@@ -370,15 +373,20 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
                 continue
             title = h[1]
             marks.append(h)
-        elif "[" not in m["line"][:12]:
-            continue
+        elif "[" not in m["line"][:12] or test_plan:
+            continue  # no item; or one of a test plan ("- [x] Verified on 8 GPUs: …"): its evidence
         start = m.start()  # the line's first character in `body`
         if start > pos:
             sections[-1][1].append(body[pos:start - 1])
         pos = m.end()  # past the line's newline in `body`
         if title is not None:
-            sections.append((title.strip("*_:?！？ ").lower(), []))
-        elif m["mark"] in "xX":
+            name = title.strip("*_:?！？ ").lower()
+            sections.append((name, []))
+            test_plan = _TEST_HEADING.search(name) is not None
+            continue
+        if pos < len(body):  # a checklist item's wrapped lines go with it ("- [x] Add … when new\ncommit is pushed")
+            pos = _ITEM_CONTINUATION.match(body, pos).end()
+        if m["mark"] in "xX":
             checked.append(m["item"].strip())
     if pos <= len(body):
         sections[-1][1].append(body[pos:])

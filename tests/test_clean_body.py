@@ -13,6 +13,7 @@ from repobrief.conventions import (
     _HINT_WORDS,
     _HTML_COMMENT,
     _REF_BEFORE,
+    _TEST_HEADING,
     DROP_HEADINGS,
     clean_body,
     heading,
@@ -20,6 +21,9 @@ from repobrief.conventions import (
 )
 
 _CHECK_ITEM = re.compile(r"^\s*[-*+]\s*\[(?P<mark>[ xX])\]\s*(?P<text>.*)$")
+# A line that goes on with the checklist item above it: not blank, and no block of its own
+# (list item, heading, fence, quote, table row).
+_ITEM_GOES_ON = re.compile(r"[^\S\n]*(?![-*+][^\S\n]|\d+[.)][^\S\n]|#|```|>|\|)\S")
 _PLACEHOLDER = re.compile(r"^(?:>.*|\.\.\.|n/?a|none|todo|tbd|-+|#\s*add code snippet.*"
                           r"|(?:co-authored|signed-off|reviewed|acked|tested|reported|suggested)-by:.*)$", re.I)
 
@@ -83,13 +87,13 @@ def reference_refs(body: str) -> list[int]:
 
 def reference(body: str) -> tuple:
     """Every line looked at in turn: fences toggle code, headings open sections,
-    checklist items are taken out, template hints with their lazy continuation lines dropped,
+    checklist items are taken out with the lines they wrap onto, template hints with their lazy continuation lines dropped,
     an author's quote unquoted, placeholder lines and then empty fence pairs dropped, blank
     runs collapsed."""
     body = _HTML_COMMENT.sub("", body).replace("\r\n", "\n")
     sections: list[tuple[str, list[str]]] = [("", [])]
     levels = [0]
-    checked, in_code = [], False
+    checked, in_code, wrapped = [], False, False
     for line in body.split("\n"):
         stripped = line.lstrip()
         if stripped.startswith("```"):
@@ -98,11 +102,16 @@ def reference(body: str) -> tuple:
         if h:
             sections.append((h[1].strip("*_:?！？ ").lower(), []))
             levels.append(h[0])
+            wrapped = False
             continue
-        c = None if in_code or "[" not in line[:12] else _CHECK_ITEM.match(line)
+        c = None if in_code or "[" not in line[:12] or _TEST_HEADING.search(sections[-1][0]) else _CHECK_ITEM.match(line)
         if c:
             if c.group("mark") in "xX":
                 checked.append(c.group("text").strip())
+            wrapped = True  # the lines it wraps onto go with it
+            continue
+        wrapped = wrapped and _ITEM_GOES_ON.match(line) is not None
+        if wrapped:
             continue
         sections[-1][1].append(line)
     contents = []

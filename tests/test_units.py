@@ -109,6 +109,26 @@ def test_a_heading_line_of_thousands_of_spaces_is_read_at_once():
         assert c.headings[1].startswith("x") and c.headings[1].endswith("!") and "More." in c.text
 
 
+def test_a_checklist_items_wrapped_lines_go_with_it():
+    """verl #499's description was a checklist whose items wrap: the report quoted
+    "commit is pushed to the same branch." as what the PR does."""
+    body = ("- [x] Add concurrency to workflows to cancel previous workflows when new\ncommit is pushed to the same branch.\n"
+            "- [ ] Cancel all workflows from the same commit if any fails? (Not\nsure whether we really need it)\n\n"
+            "Note: we leave out `secrets_scan.yml` to avoid any\npossible leakage.\n")
+    c = clean_body(body)
+    assert c.what.startswith("Note: we leave out") and "commit is pushed" not in c.text and "sure whether" not in c.text
+    assert c.checked == ["Add concurrency to workflows to cancel previous workflows when new"]
+
+
+def test_a_test_plan_written_as_a_checklist_is_test_evidence():
+    """verl #5885 and #6489 listed what they verified as checked items under "## Test plan"."""
+    body = ("## Summary\n\nSyncs the strategy.\n\n## Test plan\n\n- [x] Verified `engine_config.strategy == \"fsdp2\"`\n"
+            "- [x] Trained Qwen3.5-0.8B with `strategy=fsdp2`: FSDP2 correctly applied, 3 training\nsteps pass\n")
+    c = clean_body(body)
+    assert c.has_test_evidence and "Trained Qwen3.5-0.8B" in c.tests and "3 training\nsteps pass" in c.tests
+    assert c.what == "Syncs the strategy."
+
+
 def test_results_in_the_subsections_of_a_test_heading_are_test_evidence():
     """verl #6897 gave its results under "### Test" in "#### sync" and "#### async"
     subsections, and was listed among the changes without tests."""
