@@ -535,6 +535,10 @@ def test_a_risks_titles_say_how_many_more_prs_it_names(tmp_path):
     assert "(Step 10, Step 11, Step 12 and 2 more)" in text, text
     (text,) = [i["text"] for i in zh["sections"]["risks"]["items"] if i["name"] == "缺少测试的改动"]
     assert "等5个PR）" in text, text
+    # a cherry-pick shares its gist with the PR it picks: said once, and counted as told
+    b.commit("feat: step 10 (#15)", "2026-01-17T09:00:00+00:00", {"src/m15.py": b.lines(20)})
+    (text,) = [i["text"] for i in _report(b.path, "2026-W03")["sections"]["risks"]["items"] if i["name"] == "Changes without tests"]
+    assert "(Step 10, Step 11, Step 12 and 2 more)" in text and text.count("Step 10") == 1, text  # 6 PRs, 4 told
 
 
 def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatible(tmp_path):

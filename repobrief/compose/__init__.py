@@ -601,10 +601,16 @@ def _config_detail(cat: Catalog, evidence: str) -> str:
 def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -> str:
     """The gists of a risk's first PRs, and how many more it names ("A, B, C and 3
     more"): three gists alone read as all the PRs the list before them counts."""
-    gists = [facts.analyses[n].gist for n in numbers[:limit] if n in facts.analyses]
-    if len(numbers) <= limit:
+    gists: list[str] = []
+    told = 0  # the PRs the gists shown stand for (two PRs may share one: a cherry-pick)
+    for n in numbers:
+        gist = facts.analyses[n].gist if n in facts.analyses else None
+        if gist is not None and (gist in gists or len(gists) < limit):
+            gists += [gist] * (gist not in gists)
+            told += 1
+    if told == len(numbers):
         return cat.join(gists)
-    return cat.t("list.sep").join(gists) + cat.t("risk_text.more", count=len(numbers) - len(gists), total=len(numbers))
+    return cat.t("list.sep").join(gists) + cat.t("risk_text.more", count=len(numbers) - told, total=len(numbers))
 
 
 def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
