@@ -384,8 +384,9 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             sections.append((name, []))
             test_plan = _TEST_HEADING.search(name) is not None
             continue
-        if pos < len(body):  # a checklist item's wrapped lines go with it ("- [x] Add … when new\ncommit is pushed")
-            pos = _ITEM_CONTINUATION.match(body, pos).end()
+        # a checklist item's wrapped lines go with it ("- [x] Add … when new\ncommit is pushed")
+        if pos < len(body) and (wrapped := _ITEM_CONTINUATION.match(body, pos)):
+            pos = wrapped.end()
         if m["mark"] in "xX":
             checked.append(m["item"].strip())
     if pos <= len(body):
