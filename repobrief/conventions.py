@@ -551,7 +551,10 @@ _NON_WORD = re.compile(r"\W+")
 
 
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
-_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)\s]*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])")
+# A link's text and URL stop at a `[` (nested brackets are rare in link text, and a URL
+# writes %5B): "[[[[…" or "[a]([a]([a](…" without a `]` or `)` made every `[` scan to the
+# end of the text, quadratic in a long title or paragraph.
+_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\[\]]*)\](?:\([^)\s\[]*(?:\s+\"[^\"]*\")?\)|\[[^\[\]]*\])")
 _MD_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
 # Emphasis opens after a space or an opening bracket or quote (as CommonMark's
 # left-flanking rule), so `a*b` and `src/**/*.py` are not emphasis; underscores close

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repobrief.config import load_settings
-from repobrief.conventions import clean_body, first_sentence, parse_title
+from repobrief.conventions import clean_body, first_sentence, parse_title, plain_markdown
 from repobrief.errors import ConfigError, UsageError
 from repobrief.render.markdown import md_cell, md_line, md_text
 from repobrief.window import parse_timezone, parse_week, resolve_window, week_range
@@ -91,22 +91,36 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
-def test_a_heading_line_of_thousands_of_spaces_is_read_at_once():
+def _finishes(fn, arg):
+    """`fn(arg)`, or a failure if it runs for a minute: a guard against a regex that
+    backtracks on hostile text, not a timing (each case takes milliseconds)."""
+    import threading
+
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(fn(arg)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done, f"{fn.__name__} hung on {arg[:40]!r}…"
+    return done[0]
+
+
+@pytest.mark.parametrize("pad", [" ", "\t"])
+def test_a_heading_line_of_thousands_of_spaces_is_read_at_once(pad):
     """A body is anyone's text: a heading line padded with 20,000 spaces or tabs took the
     heading regex minutes (it backtracked over the padding for every split of it), and a
     backfill or a weekly run stood still on that one PR. Closing hashes still go."""
-    import threading
+    body = f"## Summary {pad * 20_000} ##\n\nFixes the loader.\n\n# x{pad * 20_000}!\n\nMore.\n"
+    c = _finishes(clean_body.__wrapped__, body)
+    assert c.what == "Fixes the loader." and c.headings[0] == "summary"
+    assert c.headings[1].startswith("x") and c.headings[1].endswith("!") and "More." in c.text
 
-    for pad in (" ", "\t"):
-        body = f"## Summary {pad * 20_000} ##\n\nFixes the loader.\n\n# x{pad * 20_000}!\n\nMore.\n"
-        done: list = []
-        worker = threading.Thread(target=lambda b=body, out=done: out.append(clean_body.__wrapped__(b)), daemon=True)
-        worker.start()
-        worker.join(60)  # a guard against a hang, not a timing: it takes milliseconds
-        assert done, "clean_body hung on a padded heading line"
-        c = done[0]
-        assert c.what == "Fixes the loader." and c.headings[0] == "summary"
-        assert c.headings[1].startswith("x") and c.headings[1].endswith("!") and "More." in c.text
+
+@pytest.mark.parametrize("text", ["[" * 60_000, "x" + "[a](" * 15_000, "![" * 30_000 + "]"])
+def test_unclosed_links_in_a_long_title_are_read_at_once(text):
+    """A local clone's commit subject has no length limit: a run of `[` or of `[a](` without
+    its `]` or `)` made the link pattern scan to the end from every `[` (seconds at 20,000
+    characters, minutes at 65,536). The text stays as written."""
+    assert _finishes(plain_markdown, text).startswith(text[:50])
 
 
 def test_a_checklist_items_wrapped_lines_go_with_it():
@@ -1225,8 +1239,6 @@ def test_runs_of_brackets_and_backticks_are_left_as_written():
     """No link is made of "`](x) [`[`[`…" (a comment or a heading can hold such text). The
     link-with-code pattern was cubic on it (4,000 characters took 38 s); its speed is the
     suite's to notice, as tests here assert no times."""
-    from repobrief.conventions import plain_markdown
-
     text = "`](x) " + "[`" * 3000
     assert plain_markdown(text) == text.strip()
 
