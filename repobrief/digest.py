@@ -31,7 +31,9 @@ from .render.links import safe_link
 SCHEMA_VERSION = 1
 
 # "Bump torch from 2.5 to 2.6", "upgrade vllm to 0.9.1", "pin transformers==4.52", "fix Megatron-Bridge version"
-_PKG = r"`?([A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9])`?"
+# A name starts where a word does: searched from every letter of a long word, the
+# pattern was quadratic in a title (2.4 s for 8,000 characters).
+_PKG = r"`?(?<![A-Za-z0-9_.\-])([A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9])`?"
 _DEP_PATTERNS = [
     re.compile(r"\bbump(?:s|ed)?\s+(?:the\s+)?" + _PKG + r"(?:\s+from\s+\S+)?\s+to\b", re.I),
     re.compile(r"\b(?:upgrade|update|bump|pin|unpin|downgrade|require)s?\s+(?:to\s+)?" + _PKG + r"\s*(?:to|>=|==|~=|<=|<|>|@)?\s*v?\d+(?:\.\d+)+", re.I),

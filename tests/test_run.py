@@ -671,6 +671,9 @@ def test_an_unknown_source_scheme_fails_that_repository_with_the_valid_ones(trio
     ("bump version to 0.8.0", []),
     ("build(deps): bump the pip group across 1 directory with 2 updates", []),
     ("Update README", []),
+    # a local clone's commit subject has no length limit: one long word is read in one pass
+    # (searched from each of its letters, it took minutes at this length)
+    ("pin ==" + "a" * 65_536 + "x", []), ("update " + "a-" * 32_768, []),
 ])
 def test_dependency_names_from_titles(title, names):
     from repobrief.digest import dependency_names
