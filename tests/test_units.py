@@ -1222,6 +1222,23 @@ def test_a_breaking_label_marks_a_pr_breaking_as_its_title_would():
     assert classify(pr(["API/changed"]), ruled).breaking and not classify(pr(["api/changed"]), plain).breaking
 
 
+def test_a_platform_named_within_a_folder_name_is_work_on_that_platform():
+    """verl 2025-W38: the PRs under `examples/ascend_tutorial/` were a theme of their own
+    beside "Ascend NPU", which counted only PRs whose title or folder said so exactly."""
+    from repobrief.analysis.classify import classify
+    from repobrief.config import Settings
+    from repobrief.models import FileChange, PullRequest
+
+    def terms(path: str) -> set[str]:
+        pr = PullRequest(3514, "Update the quick start", "", "dev", datetime(2026, 6, 24, tzinfo=UTC),
+                         files=[FileChange(path, 3, 1)])
+        return classify(pr, Settings(), "verl").terms
+
+    assert "npu" in terms("docs/ascend_tutorial/quick_start.rst") and "npu" in terms("verl/workers/fsdp-ascend/x.py")
+    assert "rocm" in terms("examples/amd_tutorial/run.sh") and "multimodal" in terms("verl/models/qwen2_vl/m.py")
+    assert "npu" not in terms("docs/quick_start/ascending.rst")  # a word of the name, not a part of a word
+
+
 def test_retry_after_is_read_alike_for_every_client():
     """GitHub, the LLM endpoint and webhooks share one reading of `Retry-After`."""
     from repobrief.retry_after import retry_after_seconds
