@@ -199,6 +199,8 @@ def heading(line: str) -> tuple[int, str] | None:
     if m is None or len(line) == m.end():  # hashes and one space are no heading yet
         return None
     return len(m.group(1)), line[m.end():].strip().rstrip("#").rstrip()
+
+
 _HEADING_START = re.compile(r"#{1,6}(?:\s|$)")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
@@ -427,11 +429,11 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
     `_COMPATIBILITY_HEADING`): its heading as written and its text, with the
     subsections under it (a "Migration Guide" made of `### Example` sections); a
     "nothing changes" sentence before real instructions is left out."""
-    for i, (heading, content) in enumerate(contents):
-        if not heading:
+    for i, (name, content) in enumerate(contents):
+        if not name:
             continue
-        compat = not _MIGRATION_HEADING.search(heading)
-        if compat and not _COMPATIBILITY_HEADING.search(heading):
+        compat = not _MIGRATION_HEADING.search(name)
+        if compat and not _COMPATIBILITY_HEADING.search(name):
             continue
         if not content and "\n".join(sections[i][1]).strip():
             continue  # answered with a placeholder ("None", "> N/A"): the sections under it are not its text

@@ -68,8 +68,6 @@ def says_compatible(body: CleanBody) -> bool:
     return affirmed(_COMPATIBLE, low)
 
 
-
-
 def is_opt_in(pr: PullRequest, body: CleanBody) -> bool:
     return _signals(pr.title, body)[0]
 
