@@ -158,7 +158,9 @@ def release_version(title: str) -> tuple[str, bool] | None:
 # A revert, as git and GitHub's Revert button write it: the title quotes the reverted one
 # (`Revert "feat: x (#5)"`, a squash adding its own "(#N)"), the body names the PR
 # ("Reverts owner/repo#5") or, from `git revert`, the commit.
-_REVERT_TITLE = re.compile(r'^Revert "(.*)"\s*(?:\(#\d+\))?\s*$')
+# Matched on the title without its trailing spaces: two runs of `\s*` side by side
+# backtracked over each other, quadratic in a title padded with spaces.
+_REVERT_TITLE = re.compile(r'^Revert "(.*)"(?:\s*\(#\d+\))?$')
 _REVERTS_PR = re.compile(r"^Reverts ([\w.-]+)/([\w.-]+)#" + NUMBER + r"\b", re.M)
 REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 
@@ -166,7 +168,7 @@ REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 def reverted_title(title: str) -> str | None:
     """The title a revert quotes (`Revert "feat: x (#5)"` -> `feat: x (#5)`); None when
     `title` is not a revert's."""
-    m = _REVERT_TITLE.match(title)
+    m = _REVERT_TITLE.match(title.rstrip())
     return m.group(1) if m else None
 
 

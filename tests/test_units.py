@@ -123,6 +123,20 @@ def test_unclosed_links_in_a_long_title_are_read_at_once(text):
     assert _finishes(plain_markdown, text).startswith(text[:50])
 
 
+@pytest.mark.parametrize("title", ['Revert "a"' + " " * 65_536 + "x", "fix typo in " + " " * 65_536 + "x"])
+def test_a_title_padded_with_spaces_is_read_at_once(title):
+    """A local clone's commit subject has no length limit: the revert and typo-sweep
+    patterns backtracked over a long run of spaces (a second at 8,000, minutes at 65,536)."""
+    from repobrief.analysis.classify import classify
+    from repobrief.config import Settings
+    from repobrief.conventions import reverted_title
+    from repobrief.models import PullRequest
+
+    assert _finishes(reverted_title, title) is None
+    pr = PullRequest(7, title, "", "dev", datetime(2026, 6, 24, tzinfo=UTC))
+    assert _finishes(lambda p: classify(p, Settings()), pr).type == ("revert" if title.startswith("Revert") else "fix")
+
+
 def test_a_checklist_items_wrapped_lines_go_with_it():
     """verl #499's description was a checklist whose items wrap: the report quoted
     "commit is pushed to the same branch." as what the PR does."""

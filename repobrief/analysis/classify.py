@@ -132,6 +132,8 @@ def title_terms(text: str) -> set[str]:
 # a typo in the docs"): a style change, whatever its type prefix says. Not a typo fixed in a
 # name ("fix typo: clip_cvo_ratio to clip_cov_ratio", "fix typo in function name"): that
 # renames something users call.
+# Tried on descriptions of at most 200 characters (a typo sweep's title is short): its
+# optional tails backtrack over each other on a long run of spaces.
 _TYPOS_ONLY = re.compile(
     r"(?:fix(?:e[sd]|ing)?\s+)?(?:(?:some|a|the|minor|several|more|small|few|multiple|two|\d+)\s+)*"
     r"(?:typos?|spelling(?:\s+(?:errors?|mistakes?))?|misspellings?)(?:\s+fix(?:es)?)?"
@@ -170,7 +172,8 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     if pr.reverts is not None or low_title.startswith("revert"):
         ptype = "revert"
     from_files = _type_from_files(pr)
-    if ptype in (None, "fix", "chore") and (_TYPOS_ONLY.fullmatch(parsed.description.strip().rstrip("."))
+    described = parsed.description.strip().rstrip(".")
+    if ptype in (None, "fix", "chore") and (len(described) <= 200 and _TYPOS_ONLY.fullmatch(described)
                                             or ptype == "fix" and from_files == "docs" and _TYPO_WORD.search(low_title)):
         ptype = "docs" if from_files == "docs" else "style"
     elif ptype is None:
