@@ -103,6 +103,24 @@ def test_a_wrong_difference_is_named_against_the_span_before_the_reports(days, b
     assert g.check_text("summary", f"22 PRs were merged, 1 more than {before}.") == []
 
 
+@pytest.mark.parametrize("before", [",", "本周", "，本周内共"])
+def test_an_answer_padded_with_spaces_is_checked_at_once(before):
+    """A model's answer is untrusted text (a PR body can steer it): "," and 400 spaces
+    before "5 PRs" took one total-count rule 11 s (its runs of `\\s*` backtracked over
+    each other); 20,000 took longer than any run would wait."""
+    import threading
+
+    g = Grounds(week_prs={1}, counts={3.0}, ties={"total": {3.0}, "previous": {2.0}, "delta": {1.0}})
+    done: list = []
+    text = before + " " * 20_000 + "x 5 PRs"
+    worker = threading.Thread(target=lambda: done.append(g.check_text("summary", text)), daemon=True)
+    worker.start()
+    worker.join(60)  # a guard against a hang, not a timing: it takes milliseconds
+    assert done, "the grounding check hung on a padded answer"
+    assert g.check_text("summary", "本周共有 5 个PR合并。") == [
+        "summary states '5' as the number of pull requests merged this week, but the computed number is 3"]
+
+
 def test_migration_notes_a_cut_body_lost_are_kept_in_a_block_of_their_own():
     """verl #3984's "Migration Guide" came after 20,000 characters of description: a body
     cut to the budget lost the one part that tells users what to change."""

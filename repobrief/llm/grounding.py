@@ -132,7 +132,10 @@ _TIE_RULES: list[tuple[str, re.Pattern | None, re.Pattern | None]] = [
         ("total", None, rf"^\s*merged\s+{_PRS_EN}\b{_TOTAL_END}"),
         ("total", r"(?:共|一共|总共|累计|合计)(?:计)?(?:合并|合入)了?\s*$", rf"^\s*{_ZH_PR}"),
         ("total", rf"{_SPAN_ZH}[^，。；：,;:\n]{{0,40}}?(?:合并|合入)了?\s*$", rf"^\s*{_ZH_PR}"),
-        ("total", rf"(?:^|[，,；;：:（(])\s*{_SPAN_ZH}?内?\s*(?:共|一共|总共)?\s*有?\s*$", rf"^\s*{_ZH_PR}\s*(?:已经?|已被|被)?(?:合并|合入)"),
+        # each `\s*` after a word of its own: runs of `\s*` with only optional words between
+        # them backtracked over each other (11 s for "," and 400 spaces in a model's answer)
+        ("total", rf"(?:^|[，,；;：:（(])\s*(?:{_SPAN_ZH}\s*)?(?:内\s*)?(?:(?:共|一共|总共)\s*)?(?:有\s*)?$",
+                  rf"^\s*{_ZH_PR}\s*(?:已经?|已被|被)?(?:合并|合入)"),
         ("total", r"(?:合并|合入)的?\s*(?:PR|拉取请求|合并请求)(?:数量?|总数)?\s*(?:共计|共|为|是|达)?\s*[:：]?\s*$", None),
         ("delta", None, rf"^\s*(?:{_PRS_EN}\s+)?(?:more|fewer|less)\s+than\s+(?:in\s+|during\s+)?(?:the\s+)?"
                         rf"(?:[\d,]+\s+(?:{_PRS_EN}\s+)?(?:of|in)\s+the\s+)?(?:previous|last|prior|preceding|week\s+before|day\s+before)\b"),
