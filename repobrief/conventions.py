@@ -318,9 +318,11 @@ _SHAPING_LINE = re.compile(
     r"\n(?P<line>(?P<indent>[^\S\n]*)(?:(?P<fence>```)|(?P<hash>#)"
     r"|[-*+][^\S\n]*\[(?P<mark>[ xX])\][^\S\n]*(?P<item>[^\n]*))[^\n]*)"
 )
+# A list item's marker where a line starts (after its indent).
+_LIST_ITEM_START = r"[-*+][^\S\n]|\d+[.)][^\S\n]"
 # The lines a checklist item wraps onto: up to a blank line or a line that starts a block
 # (a list item, a heading, a fence, a quote, a table row).
-_ITEM_CONTINUATION = re.compile(r"(?:[^\S\n]*(?![-*+][^\S\n]|\d+[.)][^\S\n]|#|```|>|\|)\S[^\n]*(?:\n|\Z))*")
+_ITEM_CONTINUATION = re.compile(r"(?:[^\S\n]*(?!" + _LIST_ITEM_START + r"|#|```|>|\|)\S[^\n]*(?:\n|\Z))*")
 # Lines `_substantive` drops: template placeholders (`...`, `N/A`, quoted instructions), and
 # the trailers a squash merge appends (`Co-authored-by: …`), which are no description.
 _PLACEHOLDER_LINE = re.compile(
@@ -338,7 +340,7 @@ _HINT_WORDS = (r"(?i:add|demonstrate|for changes|please|provide|describe|explain
                r"|summari[sz]e|briefly|link|mention|fill|list|give|write|state|tell|what|why|how|if)\b")
 _HINT_PARAGRAPH = re.compile(
     r"\n[^\S\n]*>[^\S\n]*" + _HINT_WORDS + r"[^\n]*"
-    r"(?:\n(?![^\S\n]*(?:>|```|" + _HEADING_START.pattern + r"|[-*+][^\S\n]|\d+[.)][^\S\n]))[^\S\n]*\S[^\n]*)+")
+    r"(?:\n(?![^\S\n]*(?:>|```|" + _HEADING_START.pattern + "|" + _LIST_ITEM_START + r"))[^\S\n]*\S[^\n]*)+")
 # The marker of any other quoted line: the text is the author's (verl authors write their
 # description into the template's "> " line), kept without it. Hints, GitHub's alert
 # markers ("> [!IMPORTANT]") and empty quote lines keep theirs, and go as placeholders.

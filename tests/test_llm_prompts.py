@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hangguard import finishes
 
 from repobrief.llm.client import estimate_tokens
 from repobrief.llm.grounding import Grounds, figures_in, pr_refs
@@ -108,15 +109,8 @@ def test_an_answer_padded_with_spaces_is_checked_at_once(before):
     """A model's answer is untrusted text (a PR body can steer it): "," and 400 spaces
     before "5 PRs" took one total-count rule 11 s (its runs of `\\s*` backtracked over
     each other); 20,000 took longer than any run would wait."""
-    import threading
-
     g = Grounds(week_prs={1}, counts={3.0}, ties={"total": {3.0}, "previous": {2.0}, "delta": {1.0}})
-    done: list = []
-    text = before + " " * 20_000 + "x 5 PRs"
-    worker = threading.Thread(target=lambda: done.append(g.check_text("summary", text)), daemon=True)
-    worker.start()
-    worker.join(60)  # a guard against a hang, not a timing: it takes milliseconds
-    assert done, "the grounding check hung on a padded answer"
+    finishes(lambda text: g.check_text("summary", text), before + " " * 20_000 + "x 5 PRs")
     assert g.check_text("summary", "本周共有 5 个PR合并。") == [
         "summary states '5' as the number of pull requests merged this week, but the computed number is 3"]
 

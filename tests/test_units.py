@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from gitrepo import GitRepoBuilder
+from hangguard import finishes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,26 +92,13 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
-def _finishes(fn, arg):
-    """`fn(arg)`, or a failure if it runs for a minute: a guard against a regex that
-    backtracks on hostile text, not a timing (each case takes milliseconds)."""
-    import threading
-
-    done: list = []
-    worker = threading.Thread(target=lambda: done.append(fn(arg)), daemon=True)
-    worker.start()
-    worker.join(60)
-    assert done, f"{fn.__name__} hung on {arg[:40]!r}…"
-    return done[0]
-
-
 @pytest.mark.parametrize("pad", [" ", "\t"])
 def test_a_heading_line_of_thousands_of_spaces_is_read_at_once(pad):
     """A body is anyone's text: a heading line padded with 20,000 spaces or tabs took the
     heading regex minutes (it backtracked over the padding for every split of it), and a
     backfill or a weekly run stood still on that one PR. Closing hashes still go."""
     body = f"## Summary {pad * 20_000} ##\n\nFixes the loader.\n\n# x{pad * 20_000}!\n\nMore.\n"
-    c = _finishes(clean_body.__wrapped__, body)
+    c = finishes(clean_body.__wrapped__, body)
     assert c.what == "Fixes the loader." and c.headings[0] == "summary"
     assert c.headings[1].startswith("x") and c.headings[1].endswith("!") and "More." in c.text
 
@@ -120,7 +108,7 @@ def test_unclosed_links_in_a_long_title_are_read_at_once(text):
     """A local clone's commit subject has no length limit: a run of `[` or of `[a](` without
     its `]` or `)` made the link pattern scan to the end from every `[` (seconds at 20,000
     characters, minutes at 65,536). The text stays as written."""
-    assert _finishes(plain_markdown, text).startswith(text[:50])
+    assert finishes(plain_markdown, text).startswith(text[:50])
 
 
 @pytest.mark.parametrize("title", ['Revert "a"' + " " * 65_536 + "x", "fix typo in " + " " * 65_536 + "x"])
@@ -132,9 +120,9 @@ def test_a_title_padded_with_spaces_is_read_at_once(title):
     from repobrief.conventions import reverted_title
     from repobrief.models import PullRequest
 
-    assert _finishes(reverted_title, title) is None
+    assert finishes(reverted_title, title) is None
     pr = PullRequest(7, title, "", "dev", datetime(2026, 6, 24, tzinfo=UTC))
-    assert _finishes(lambda p: classify(p, Settings()), pr).type == ("revert" if title.startswith("Revert") else "fix")
+    assert finishes(lambda p: classify(p, Settings()), pr).type == ("revert" if title.startswith("Revert") else "fix")
 
 
 def test_a_checklist_items_wrapped_lines_go_with_it():

@@ -605,9 +605,13 @@ def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -
     told = 0  # the PRs the gists shown stand for (two PRs may share one: a cherry-pick)
     for n in numbers:
         gist = facts.analyses[n].gist if n in facts.analyses else None
-        if gist is not None and (gist in gists or len(gists) < limit):
-            gists += [gist] * (gist not in gists)
-            told += 1
+        if gist is None:
+            continue
+        if gist not in gists:
+            if len(gists) == limit:
+                continue
+            gists.append(gist)
+        told += 1
     if told == len(numbers):
         return cat.join(gists)
     return cat.t("list.sep").join(gists) + cat.t("risk_text.more", count=len(numbers) - told, total=len(numbers))

@@ -503,7 +503,7 @@ class LLMEngine(Engine):
 
     def pr_request(self, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRRequest:
         """Build one PR's prompt (within the token budget) and what its answer may cite."""
-        from ..conventions import clean_body
+        from ..conventions import clean_body, migration_notes
         from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
         from ..llm.prompts import build_pr_input, schema_for
         from ..llm.schema import PRAnalysisOut, json_schema
@@ -524,7 +524,7 @@ class LLMEngine(Engine):
             clean_body=cleaned.text,
             budget_tokens=self.llm_settings.prompt_tokens_per_pr,
             schema=schema,
-            migration=None if pr.reverts else cleaned.migration,  # see `conventions.migration_notes`
+            migration=migration_notes(pr),
         )
         data_texts = [pr.title, pr.body or "", diff] + [c.body for c in pr.comments + pr.reviews] + [
             c.body for t in pr.threads for c in t.comments
