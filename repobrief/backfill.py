@@ -44,7 +44,7 @@ class BackfillResult:
 def default_workers(settings: Settings, target: str, weeks: int, source_name: str | None = None) -> int:
     """All cores for offline reports from a clone; one process otherwise (a model
     endpoint or an API has limits of its own, shared by the whole run)."""
-    from .pipeline import resolve_target
+    from .targets import resolve_target
 
     if settings.engine != "offline" or resolve_target(target, source_name)[0] != "git":
         return 1
@@ -85,14 +85,17 @@ def backfill(
             if progress:
                 progress(done, len(windows))
         return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1, warnings=list(warnings))
-    from .pipeline import _Background, needs_store, open_source, resolve_target, warm_up
+    from .background import Background
     from .registry import SOURCES
+    from .targets import needs_store, open_source, resolve_target
 
     kind = resolve_target(target, source_name)[0]
     # A source that needs no store (a clone) is opened and indexed here once: the forked
     # workers inherit what it read about the whole history instead of each reading it.
-    # The index's git processes run while the modules the workers need are imported
-    # (on one core, the parent's start is the part of a backfill nothing overlaps).
+    # The index's git processes run while the modules the workers need are imported: the
+    # pipeline's, not imported before this point (on one core, the parent's start is the
+    # part of a backfill nothing overlaps). The source's module is imported here first,
+    # so that the two threads never import the same modules at once.
     def indexed():
         opened = open_source(target, settings, source_name=source_name, offline=offline)
         try:
@@ -102,7 +105,9 @@ def backfill(
             raise
         return opened
 
-    indexing = _Background(indexed) if not needs_store(SOURCES.get(kind)) else None
+    indexing = Background(indexed) if not needs_store(SOURCES.get(kind)) else None
+    from .pipeline import warm_up
+
     warm_up({kind}, {settings.engine}, set(formats), {settings.language})
     source = indexing.result() if indexing is not None else None  # its thread has ended: workers may fork
     try:

@@ -166,7 +166,7 @@ class BatchExport:
             cache = source_store = store
         else:
             cache = None if self.include_cached else self._open(settings, create=False)
-            from .pipeline import source_needs_store
+            from .targets import source_needs_store
 
             source_store = self._open(settings, create=True) if source_needs_store(target, source_name) else None
         repository, units = week_requests(

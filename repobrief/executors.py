@@ -186,7 +186,8 @@ def _warm_imports(jobs: Sequence[RepoJob]) -> None:
     (≈ 50 ms for an offline md + json job: the pipeline's modules, a catalog, a template)."""
     import ctypes  # noqa: F401 - die_with_parent, in every worker
 
-    from .pipeline import resolve_target, warm_up
+    from .pipeline import warm_up
+    from .targets import resolve_target
 
     # Resolved as the jobs will resolve them: a clone's path is no source name to look up.
     warm_up({resolve_target(job.target)[0] for job in jobs},

@@ -6,12 +6,11 @@ the multi-repository runner all call.
 
 from __future__ import annotations
 
-import re
 import time
 from bisect import bisect_left
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from functools import lru_cache
 from typing import Protocol
 
 from .aggregate import build_facts
@@ -19,11 +18,12 @@ from .analysis.classify import Classified, classify
 from .analysis.context import AnalysisContext, default_core_paths
 from .analysis.risks import DIFF_LINES, files_to_read, week_risks
 from .analysis.themes import WeekSample, build_themes
+from .background import Background
 from .config import Settings
-from .errors import UsageError
 from .i18n import catalog
 from .models import Notice, PullRequest, Report
 from .registry import ENGINES, RENDERERS, SOURCES
+from .targets import needs_store, open_source, resolve_target
 from .window import Window
 
 Progress = Callable[[str, int, int], None]
@@ -46,50 +46,13 @@ class _Clock:
         self._t = now
 
 
-_GITHUB_URL = re.compile(r"(?:https?://(?:www\.)?github\.com/|git@github\.com:|ssh://git@github\.com/)[^/\s]+/[^/\s]+$")
-
-
-def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
-    """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path).
-
-    `source` (`--source`) forces a source for a target without a prefix; one that
-    contradicts the target's prefix is a usage error, not silently overruled."""
-    if source is not None and source not in SOURCES:
-        SOURCES.get(source)  # raises: unknown source, with the valid ones
-    if source in (None, "github") and _GITHUB_URL.match(target) and not Path(target).exists():
-        return "github", target  # a clone URL names the repository on GitHub, as for `sync`
-    if ":" in target and not Path(target).exists():
-        scheme, _, rest = target.partition(":")
-        if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):
-            if source is not None and source != scheme:
-                raise UsageError(
-                    f"--source {source} contradicts the target {target!r}, which names the {scheme} source",
-                    f"drop --source {source} to read it with the {scheme} source"
-                    + (", or give the path of a local clone instead" if source == "git" else ""),
-                )
-            return scheme, rest
-    if source is not None:
-        SOURCES.get(source).check_location(target)  # e.g. a clone's folder given to --source github
-    return (source or "git"), target
-
-
-def _periods(window: Window, count: int) -> list[Window]:
+@lru_cache(maxsize=256)  # a backfill asks for each week's baseline in several places
+def _periods(window: Window, count: int) -> tuple[Window, ...]:
     """The `count` windows of the same shape before `window`, oldest first."""
     if window.is_week:
-        return [window.shifted(-k) for k in range(count, 0, -1)]
+        return tuple(window.shifted(-k) for k in range(count, 0, -1))
     span = window.end - window.start
-    return [Window(window.start - span * k, window.end - span * k, window.tz, f"P-{k}") for k in range(count, 0, -1)]
-
-
-def needs_store(backend) -> bool:
-    """Whether a source or engine class reads or writes the store (`needs_store`; a
-    backend that does not say needs none)."""
-    return bool(getattr(backend, "needs_store", False))
-
-
-def source_needs_store(target: str, source: str | None = None) -> bool:
-    """Whether reading `target` needs the store: a GitHub source's synced PRs, not a clone."""
-    return needs_store(SOURCES.get(resolve_target(target, source)[0]))
+    return tuple(Window(window.start - span * k, window.end - span * k, window.tz, f"P-{k}") for k in range(count, 0, -1))
 
 
 def open_store_for(settings: Settings):
@@ -112,12 +75,6 @@ def _open(target: str, settings: Settings, source_name: str | None, offline: boo
             _close_own(store, own_store)  # a source that cannot be opened leaves no store open
             raise
     return source, engine_cls, store
-
-
-def open_source(target: str, settings: Settings, *, source_name: str | None = None, offline: bool = False, store=None):
-    """The source `target` names, opened (also for callers that share one between runs)."""
-    name, location = resolve_target(target, source_name)
-    return SOURCES.get(name)(location, settings, store=store, offline=offline)
 
 
 def generate_report(
@@ -210,8 +167,8 @@ def generate_reports(
         if hasattr(source, "view"):  # each part ends where its weeks do, not at the branch head
             tips = source.mainline_tips([p[-1].end for p in parts])
             views = [source.view(t) if t else None for t in tips]  # None: nothing was merged yet
-        first_seen = _Background(source.author_first_seen)
-        pending = _Background(_read_part, views[0], settings, parts[0], store, enrich_github, offline, source)
+        first_seen = Background(source.author_first_seen)
+        pending = Background(_read_part, views[0], settings, parts[0], store, enrich_github, offline, source)
         done = k = 0
         while k < len(parts):
             span, diffs = pending.result()
@@ -221,7 +178,7 @@ def generate_reports(
                 del parts[len(parts) - delegate.give_parts(parts[k + 1:]):]
             last = k + 1 == len(parts)
             if not last:  # the next part is read while this one is built, from where this one ends
-                pending = _Background(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
+                pending = Background(_read_part, views[k + 1], settings, parts[k + 1], store, enrich_github, offline,
                                       source, views[k] if views[k] is not source else None)
 
             def build(w: Window, span=span, diffs=diffs, seen=seen) -> Report:
@@ -257,31 +214,6 @@ class Delegate(Protocol):
 
     def give_weeks(self, weeks: list[Window], build: Callable[[Window], Report]) -> int:
         """Offered the rest of the last part, read already: `build` makes a week's report."""
-
-
-class _Background:
-    """A call run in a thread of its own, joined for its result (a pool would keep
-    idle threads alive between calls, which a delegate's fork must not copy)."""
-
-    def __init__(self, fn, *args) -> None:
-        import threading
-
-        self._out: tuple = ()
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, args) -> None:
-        try:
-            self._out = (fn(*args), None)
-        except BaseException as e:  # noqa: BLE001 - re-raised by result()
-            self._out = (None, e)
-
-    def result(self):
-        self._thread.join()
-        value, error = self._out
-        if error is not None:
-            raise error
-        return value
 
 
 def _read_part(source, settings: Settings, part: list[Window], store, enrich_github: str | None,
@@ -360,6 +292,11 @@ class Span:
     def week(self, window: Window) -> list[PullRequest]:
         return self.between(window.start, window.end)
 
+    def direct_between(self, window: Window) -> list:
+        """The direct commits of `window` (`Window.contains`, inline: asked of every week)."""
+        start, end = window.start, window.end
+        return [c for c in self.direct if start <= c.committed_at < end]
+
     def classified(self, pr: PullRequest) -> Classified:
         c = self._classified.get(pr.number)
         if c is None:
@@ -372,12 +309,12 @@ class Span:
             n = self._lines[pr.number] = pr.lines
         return n
 
-    def baseline(self, window: Window) -> list[Window]:
+    def baseline(self, window: Window) -> tuple[Window, ...]:
         """The periods a report of `window` compares with: the `baseline_weeks` before it,
         less those that ended before the repository's first commit (a young repository's
         week is "the most of any week in the last 4", not of 13 with 9 it did not exist)."""
         periods = _periods(window, self.settings.baseline_weeks)
-        return [p for p in periods if p.end > self.began] if self.began is not None else periods
+        return tuple(p for p in periods if p.end > self.began) if self.began is not None else periods
 
     def sample(self, window: Window) -> WeekSample:
         key = (window.start, window.end)
@@ -388,7 +325,7 @@ class Span:
         return s
 
 
-def _calibration_start(periods: list[Window], first: Window) -> datetime:
+def _calibration_start(periods: tuple[Window, ...], first: Window) -> datetime:
     """Where line counts are read from: `CALIBRATION_WEEKS` before `first` (its `periods`)."""
     return periods[-CALIBRATION_WEEKS].start if len(periods) >= CALIBRATION_WEEKS else first.start
 
@@ -476,7 +413,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     themes = build_themes(WeekSample(window.label, week_prs, classified), history, settings, cat.term, cat.lang)
     clock.lap("classify")
 
-    direct = [c for c in span.direct if window.contains(c.committed_at)]
+    direct = span.direct_between(window)
     # The same authors as the week's contributors: PR authors and direct committers.
     first_time = None
     if earlier_authors is not None:
@@ -509,7 +446,7 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     previous = periods[-1] if periods else None
     previous_detail = None  # the week before, when its line counts were read
     if previous and previous.start >= span.detail_start:
-        previous_detail = (span.week(previous), [c for c in span.direct if previous.contains(c.committed_at)])
+        previous_detail = (span.week(previous), span.direct_between(previous))
     facts = build_facts(
         repository=span.repository,
         window=window,

@@ -225,8 +225,8 @@ def _load_team(path: Path, data: dict) -> Team:
         if not entry.source.strip():
             raise ConfigError(f"option '{where}.source' is empty", 'source = "path/to/clone" or "github:OWNER/REPO"')
         if ":" in entry.source:  # a source's own form (github:OWNER/REPO), before any work; a clone is its job's
-            from .pipeline import resolve_target
             from .registry import SOURCES
+            from .targets import resolve_target
 
             try:
                 kind, location = resolve_target(entry.source.strip())

@@ -35,7 +35,7 @@ _EXAMPLE_RX = re.compile(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)")
 _DEPENDENCY_RX = re.compile("|".join(f"(?:{translate(g)})" for g in DEPENDENCY_FILES))
 
 
-@lru_cache(maxsize=1 << 11)
+@lru_cache(maxsize=1 << 13)
 def kinds(path: str) -> int:
     """Every kind `path` is, as bits, decided together and cached once: a cache per
     predicate held each path nine times (≈ 10 MB per process in a long backfill,

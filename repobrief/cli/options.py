@@ -49,7 +49,7 @@ def load_cli_settings(
     values (a `--source` that contradicts the target too) are reported before
     anything is read or opened."""
     from ..config import load_settings
-    from ..pipeline import resolve_target
+    from ..targets import resolve_target
     from ..window import parse_timezone, refuse_empty
 
     for option, value in (("--name", name), ("--tz", tz), ("--engine", engine), ("--db", db), ("--github-url", github_url),
@@ -96,8 +96,8 @@ def note_unused_db(db: str | None, target: str, settings, source: str | None = N
     offline engine): said on stderr, not silently dropped."""
     if not db:
         return
-    from ..pipeline import needs_store, resolve_target
     from ..registry import ENGINES, SOURCES
+    from ..targets import needs_store, resolve_target
 
     kind = resolve_target(target, source)[0]
     if not needs_store(SOURCES.get(kind)) and not needs_store(ENGINES.get(settings.engine)):

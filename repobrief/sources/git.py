@@ -677,20 +677,21 @@ class GitSource(Source):
 
     def iter_pull_requests(self, window: Window) -> Iterator[PullRequest]:
         self._load(window.start)
-        prs = [pr for pr in self._prs if window.contains(pr.merged_at)]
+        start, end = window.start, window.end  # (`Window.contains`, inline: spans hold thousands of PRs)
+        prs = [pr for pr in self._prs if start <= pr.merged_at < end]
         # Direct commits of the same window get their line counts in the same git call.
-        self._ensure_numstat([*prs, *(c for c in self._direct if window.contains(c.committed_at))])
+        self._ensure_numstat([*prs, *(c for c in self._direct if start <= c.committed_at < end)])
         yield from prs
 
     def history(self, window: Window) -> Iterator[PullRequest]:
         self._load(window.start)
-        for pr in self._prs:
-            if window.contains(pr.merged_at):
-                yield pr
+        start, end = window.start, window.end
+        yield from [pr for pr in self._prs if start <= pr.merged_at < end]
 
     def direct_commits(self, window: Window) -> list[Commit]:
         self._load(window.start)
-        commits = [c for c in self._direct if window.contains(c.committed_at)]
+        start, end = window.start, window.end
+        commits = [c for c in self._direct if start <= c.committed_at < end]
         self._ensure_numstat(commits)
         return commits
 
