@@ -932,6 +932,26 @@ def test_a_pr_that_only_changes_requirements_or_constraints_is_a_dependency_chan
     assert any(r.kind == "dependency_change" and 1 in r.prs for r in rep.risks)
 
 
+def test_a_week_whose_diffs_and_titles_are_padded_with_spaces_is_reported_at_once(tmp_path):
+    """Diffs and commit subjects are anyone's text: a pyproject line `+version = 1`
+    padded with spaces before text it does not expect took the own-version check 18 s
+    at 32,000 spaces, a `+torch` line the version-pin pattern seconds, and a title
+    "bump from from from …" with no "to" the routine-bump check seconds more (the three:
+    17 s at 40,000). The week's report still reads them."""
+    pad = " " * 60_000
+    commits = [
+        ("chore: set the version (#1)", "2026-03-02T10:00:00+00:00",
+         lambda b: {"pyproject.toml": f'[project]\nversion = "1.2"{pad},{pad}#\n'}),
+        ("deps: pin torch (#2)", "2026-03-03T10:00:00+00:00",
+         lambda b: {"requirements.txt": f"torch{pad}x 2.6\ntorch==2.5\n"}),
+        ("bump " + "from " * 8_000 + "the runner (#3)", "2026-03-04T10:00:00+00:00",
+         lambda b: {".github/workflows/ci.yml": b.lines(2)}),
+    ]
+    rep = finishes(lambda c: _week_report(tmp_path, c), commits, within=15)  # seconds before; now a second
+    assert sorted(rep.analyses) == [1, 2, 3]
+    assert any(r.kind == "dependency_change" and 2 in r.prs for r in rep.risks)
+
+
 _SIGTERM_BETWEEN_RENAMES = """
 import os, signal, sys
 from pathlib import Path

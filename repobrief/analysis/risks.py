@@ -57,7 +57,8 @@ _PY_FIELD = re.compile(r"^([-+])(\s+)([A-Za-z_][A-Za-z0-9_]*)\s*:\s*[A-Za-z_][\w
 _ASSIGN_KEY = re.compile(r"^([-+])(\s*)[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*=(?!=)")  # TOML, INI: key = value
 _JSON_KEY = re.compile(r"^([-+])(\s*)\"([^\"\\\n]{1,100})\"\s*:")
 _VERSION_PIN = re.compile(
-    r"\b([A-Za-z][A-Za-z0-9_.-]{1,40})\s*(?:==|>=|~=|@|:\s*v?|\s+v)(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|dev|rc|a|b)\d*)?)\b"
+    # `\s*+ … (?<=\s)v` is `\s+v`, without retrying each split of a long run of spaces
+    r"\b([A-Za-z][A-Za-z0-9_.-]{1,40})\s*+(?:==|>=|~=|@|:\s*+v?|(?<=\s)v)(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|dev|rc|a|b)\d*)?)\b"
 )
 _IMAGE_TAG = re.compile(r"\b([a-z][a-z0-9_-]{1,40})(\d+\.\d+(?:\.\d+)?)\b")
 
@@ -171,7 +172,9 @@ def module_changes(pr: PullRequest, packages: frozenset[str]) -> list[str]:
 
 
 # A manifest line that only sets the project's own version (a release bumps it).
-_OWN_VERSION = re.compile(r"""^[-+]\s*(?:__version__|version)\s*[=:]\s*["']?[\w.+-]*["']?\s*,?\s*$""")
+# Possessive runs (`*+`): a line of a diff is anyone's text, and `\s*,?\s*$` retried every
+# split of a long run of spaces (32,000 took 18 s).
+_OWN_VERSION = re.compile(r"""^[-+]\s*+(?:__version__|version)\s*+[=:]\s*+["']?[\w.+-]*+["']?\s*+,?\s*+$""")
 
 
 def _changes_requirements(path: str, diff: str | None) -> bool:
@@ -189,6 +192,8 @@ def _changes_requirements(path: str, diff: str | None) -> bool:
 
 
 # A routine version bump (Dependabot's "Bump X from 1 to 2", "Bump the actions group …"): maintenance, not a CI fix.
+# Read in a title's first 256 characters (GitHub's limit; a commit subject has none): the
+# two `.+` retry every "from" for each "to", quadratic on a long title.
 _BUMP = re.compile(r"\bbump(?:s|ed)?\b.+\bfrom\b.+\bto\b|\bbump(?:s|ed)? the \S+ group\b", re.I)
 
 
@@ -290,7 +295,7 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     out: list[Risk] = []
     days = ctx.window.range_days
     span = "this week" if days is None else "on this day" if days == 1 else "in this period"  # evidence is English
-    ci = [pr.number for pr in prs if not _BUMP.search(pr.title) and (classified[pr.number].type == "ci" or
+    ci = [pr.number for pr in prs if not _BUMP.search(pr.title[:256]) and (classified[pr.number].type == "ci" or
           (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files)))]
     ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
     if len(ci) >= 3:
