@@ -203,6 +203,9 @@ def heading(line: str) -> tuple[int, str] | None:
     return len(m.group(1)), line[m.end():].strip().rstrip("#").rstrip()
 
 
+# Template headings recur in PR after PR ("### What does this PR do?"): short lines are read once.
+_heading_cached = lru_cache(maxsize=1 << 11)(heading)
+
 _HEADING_START = re.compile(r"#{1,6}(?:\s|$)")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
 _BREAKING_FOOTER = re.compile(r"\nBREAKING[ -]CHANGES?\s*:\s*(.+)")
@@ -374,7 +377,8 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
             continue
         title = None
         if m["hash"] is not None:
-            h = heading(m["line"]) if len(m["indent"]) <= 3 else None
+            line = m["line"]
+            h = (_heading_cached(line) if len(line) <= 200 else heading(line)) if len(m["indent"]) <= 3 else None
             if h is None:
                 continue
             title = h[1]
@@ -388,7 +392,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         if title is not None:
             name = title.strip("*_:?！？ ").lower()
             sections.append((name, []))
-            test_plan = _TEST_HEADING.search(name) is not None
+            test_plan = _section_kind(name)[0]
             continue
         # a checklist item's wrapped lines go with it ("- [x] Add … when new\ncommit is pushed")
         if pos < len(body) and (wrapped := _ITEM_CONTINUATION.match(body, pos)):
@@ -426,6 +430,19 @@ def migration_notes(pr: PullRequest) -> tuple[str, str] | None:
     return None if pr.reverts else clean_body(pr.body or "").migration
 
 
+def _section_kind(name: str) -> tuple[bool, bool, bool]:
+    """Whether a section's name (lowered) heads tests (`_TEST_HEADING`), a migration
+    (`_MIGRATION_HEADING`) or compatibility (`_COMPATIBILITY_HEADING`). The names of a
+    project's template recur in PR after PR: short ones are read once."""
+    return _name_kind(name) if len(name) <= 200 else _name_kind.__wrapped__(name)
+
+
+@lru_cache(maxsize=1 << 11)
+def _name_kind(name: str) -> tuple[bool, bool, bool]:
+    return (_TEST_HEADING.search(name) is not None, _MIGRATION_HEADING.search(name) is not None,
+            _COMPATIBILITY_HEADING.search(name) is not None)
+
+
 def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple[str, str]],
                      marks: list[tuple[int, str]]) -> tuple[str, str] | None:
     """The first section whose heading names a migration, an upgrade or a breaking change
@@ -436,8 +453,9 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
     for i, (name, content) in enumerate(contents):
         if not name:
             continue
-        compat = not _MIGRATION_HEADING.search(name)
-        if compat and not _COMPATIBILITY_HEADING.search(name):
+        _, migration, compatibility = _section_kind(name)
+        compat = not migration
+        if compat and not compatibility:
             continue
         if not content and "\n".join(sections[i][1]).strip():
             continue  # answered with a placeholder ("None", "> N/A"): the sections under it are not its text
@@ -484,7 +502,7 @@ def sort_sections(sections: Iterable[tuple[str, str]], levels: Sequence[int]) ->
         level = levels[i]
         while tested and tested[-1][0] >= level:
             tested.pop()
-        test = bool(_TEST_HEADING.search(heading)) or bool(tested and tested[-1][1])
+        test = _section_kind(heading)[0] or bool(tested and tested[-1][1])
         tested.append((level, test))
         if not content:
             continue
@@ -654,9 +672,12 @@ def sentences(text: str, limit: int = 220) -> Iterator[str]:
     for para in iter_paragraphs(text):
         if _too_short(para):
             continue
-        para = plain_markdown(para[: limit * 4])
-        if _too_short(para):  # an image, a badge or HTML alone: the next paragraph says more
+        plain = plain_markdown(para[: limit * 4])
+        # an image, a badge or HTML alone: the next paragraph says more (text that had no
+        # Markdown to take out has been counted already)
+        if plain != para and _too_short(plain):
             continue
+        para = plain
         start = 0
         while True:  # searched one at a time: most callers stop at the first
             m = _SENTENCE_END.search(para, start)

@@ -33,19 +33,24 @@ class AnalysisContext:
     themes: list[Theme] = field(default_factory=list)
     first_time_authors: set[str] = field(default_factory=set)
     source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
+    _core: tuple | None = field(default=None, init=False, repr=False, compare=False)  # see `is_core`
 
     def core_hits(self, pr: PullRequest) -> list[str]:
         """The core paths a PR touches."""
         core = tuple(self.core_paths)
         hits: set[str] = set()
         for f in pr.files:
-            under = core_matches(f.path, core)
-            if under:  # most files are not under any
-                hits.update(under)
+            if self.is_core(f.path):  # most files are not under any: which ones is asked of those that are
+                hits.update(core_matches(f.path, core))
         return sorted(hits)
 
     def is_core(self, path: str) -> bool:
-        return bool(core_matches(path, tuple(self.core_paths)))
+        """Whether `path` lies under a core path (`files.path_matches`, with the core
+        paths' matcher looked up once per week instead of once per file)."""
+        if self._core is None or self._core[0] != self.core_paths:
+            self._core = (list(self.core_paths), fk.matcher(tuple(self.core_paths)))
+        exact, prefixes, rx = self._core[1]
+        return path in exact or path.startswith(prefixes) or (rx is not None and rx.match(path) is not None)
 
     @property
     def project(self) -> str:

@@ -115,12 +115,12 @@ def diff_header_path(line: str) -> str:
 
 def path_matches(path: str, globs: list[str] | tuple[str, ...]) -> bool:
     """A path matches a glob (`verl/trainer/**`, `*.yaml`) or a plain directory prefix."""
-    exact, prefixes, rx = _matcher(tuple(globs))
+    exact, prefixes, rx = matcher(tuple(globs))
     return path in exact or path.startswith(prefixes) or (rx is not None and rx.match(path) is not None)
 
 
 @lru_cache(maxsize=1024)
-def _matcher(globs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], re.Pattern | None]:
+def matcher(globs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], re.Pattern | None]:
     """`globs` as (exact paths, prefixes, one regex for the wildcards), built once per list:
     the same core paths and module rules are matched against every path of a history.
     A plain entry matches itself and what lies under it; a wildcard one matches as
