@@ -1282,6 +1282,15 @@ def test_runs_of_brackets_and_backticks_are_left_as_written():
     assert plain_markdown(text) == text.strip()
 
 
+def test_a_link_whose_url_holds_parentheses_reads_as_its_text():
+    """A URL may hold balanced parentheses (CommonMark): "[the guide](https://en.wikipedia.org/wiki/Foo_(bar))"
+    read as "the guide)", with the URL's last parenthesis left over in a report's sentence."""
+    assert plain_markdown("See [the guide](https://en.wikipedia.org/wiki/Foo_(bar)) for details.") == (
+        "See the guide for details.")
+    assert plain_markdown('Use ![a plot](p_(1).png "t") and [b](c) (d).') == "Use a plot and b (d)."
+    assert plain_markdown("[a](b(c) stays") == "[a](b(c) stays"  # a parenthesis it does not close: no link
+
+
 def test_a_default_the_pr_says_it_does_not_change_is_no_default_change():
     """verl #4389 said it "does not change the default behavior" and got a default-change risk."""
     from repobrief.analysis.scoring import is_default_change
