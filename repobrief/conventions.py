@@ -575,12 +575,13 @@ _NON_WORD = re.compile(r"\W+")
 
 
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
-# A link's text and URL stop at a `[` (nested brackets are rare in link text, and a URL
-# writes %5B): "[[[[…" or "[a]([a]([a](…" without a `]` or `)` made every `[` scan to the
-# end of the text, quadratic in a long title or paragraph. A URL may hold balanced
+# A link's text holds at most one level of brackets ("[[Bug] Fix the loader](…)", an issue's
+# title) and its URL none (a URL writes %5B): "[[[[…" or "[a]([a]([a](…" without a `]` or
+# `)` made every `[` scan to the end of the text, quadratic in a long title or paragraph.
+# A URL may hold balanced
 # parentheses, as CommonMark allows ("[the guide](https://en.wikipedia.org/wiki/Foo_(bar))"
 # had left "the guide)"); one that opens a parenthesis it does not close is no link.
-_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\[\]]*)\](?:\((?:[^()\s\[]|\([^()\s\[]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\[\]]*\])")
+_MD_IMAGE_OR_LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\((?:[^()\s\[]|\([^()\s\[]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\[\]]*\])")
 _MD_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
 # Emphasis opens after a space or an opening bracket or quote (as CommonMark's
 # left-flanking rule), so `a*b` and `src/**/*.py` are not emphasis; underscores close

@@ -1291,6 +1291,15 @@ def test_a_link_whose_url_holds_parentheses_reads_as_its_text():
     assert plain_markdown("[a](b(c) stays") == "[a](b(c) stays"  # a parenthesis it does not close: no link
 
 
+def test_a_link_whose_text_holds_brackets_reads_as_its_text():
+    """An issue's title in a link's text ("[[Bug] the loader hangs](…)") left the whole
+    link as written, brackets and URL, in a report's sentence."""
+    assert plain_markdown("Fixes [[Bug] the loader hangs](https://github.com/o/r/issues/3).") == (
+        "Fixes [Bug] the loader hangs.")
+    for text in ("[" + "[a]" * 20_000, "[" + "x[a]" * 20_000, "[[a]x" * 20_000):  # read in one pass
+        assert finishes(plain_markdown, text).startswith("[")  # the bracket that is never closed stays
+
+
 def test_a_default_the_pr_says_it_does_not_change_is_no_default_change():
     """verl #4389 said it "does not change the default behavior" and got a default-change risk."""
     from repobrief.analysis.scoring import is_default_change
