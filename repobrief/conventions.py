@@ -407,7 +407,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     text, what, tests, headings = sort_sections(contents, [level for level, _ in marks])
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
     refs = issue_refs(body)
-    notes = _migration_notes(sections, contents, marks) if len(contents) > 1 else None
+    notes = (_migration_notes(sections, contents, marks) if len(contents) > 1 else None) or _labelled_notes(contents)
     # A "Breaking changes" section that says what breaks declares it as a footer does.
     section = (inert_text(_opening(notes[1]))[:200] or notes[0]
                if notes is not None and _BREAKING_HEADING.search(notes[0].lower()) else None)
@@ -454,8 +454,7 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
         if not name:
             continue
         _, migration, compatibility = _section_kind(name)
-        compat = not migration
-        if compat and not compatibility:
+        if not (migration or compatibility):
             continue
         if not content and "\n".join(sections[i][1]).strip():
             continue  # answered with a placeholder ("None", "> N/A"): the sections under it are not its text
@@ -465,20 +464,69 @@ def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple
                 break
             if contents[j][1]:
                 parts += [f"{'#' * marks[j][0]} {marks[j][1]}", contents[j][1]]
-        notes = "\n\n".join(parts)
-        if compat:
-            if affirmed(_BREAKAGE, notes):
-                return marks[i][1], notes
+        notes = _telling("\n\n".join(parts), marks[i][1], compat=not migration)
+        if notes is not None:
+            return marks[i][1], notes
+    return None
+
+
+def _telling(notes: str, title: str, *, compat: bool) -> str | None:
+    """`notes`, under a heading or label `title` that names a migration (`compat`: names
+    compatibility), when they tell users something: a compatibility section must say what
+    breaks; a migration section must say more than "None" or "No" to its question ("Any
+    breaking change?"), and a "nothing changes" sentence before real instructions goes."""
+    if compat:
+        return notes if affirmed(_BREAKAGE, notes) else None
+    first = _opening(notes)
+    if not notes or title.rstrip("*_ ").endswith(("?", "？")) and _BARE_ANSWER.fullmatch(first):
+        return None
+    if _NOTHING.match(first) and len(first.split()) <= 10 and not _INSTRUCTION.search(first):
+        rest = notes[notes.find(first) + len(first):] if first in notes else ""
+        if not _STRONG_INSTRUCTION.search(rest):
+            return None
+        notes = rest.lstrip(" .;:\n")
+    return notes
+
+
+# A bold label that heads what follows in place of a heading: alone on its line
+# ("**Migration Guide:**", then its lines up to the next such label), or before the text it
+# heads on the same line ("**Migration required**: all callers must …", then the lines of its
+# paragraph). A sentence in bold ("**No breaking API changes.** The generator …") is no label.
+_LABEL_LINE = re.compile(r"[^\S\n]*(\*\*|__)([^*_\n]{3,60}?)(?:[:：]\1|\1[^\S\n]*[:：])[^\S\n]*(\S[^\n]*)")
+# A line that may be such a label (the words a migration or compatibility label holds):
+# only these are read one by one. Searched in "\n" + text, as `_SHAPING_LINE`.
+_LABEL_CANDIDATE = re.compile(r"\n([^\S\n]*(?:\*\*|__)[^\n]*?(?i:migrat|breaking|upgrad|compatib|迁移|升级|兼容|破坏)[^\n]*)")
+
+
+def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """Migration notes under a bold label (`_LABEL_LINE`, `_BOLD_LABEL`), in a description
+    whose headings name none: its label as written and its text, accepted as a heading's
+    (`_telling`)."""
+    for _, content in contents:
+        if "**" not in content and "__" not in content:
             continue
-        first = _opening(notes)
-        if not notes or marks[i][1].rstrip("*_ ").endswith(("?", "？")) and _BARE_ANSWER.fullmatch(first):
-            continue
-        if _NOTHING.match(first) and len(first.split()) <= 10 and not _INSTRUCTION.search(first):
-            rest = notes[notes.find(first) + len(first):] if first in notes else ""
-            if not _STRONG_INSTRUCTION.search(rest):
+        for m in _LABEL_CANDIDATE.finditer("\n" + content):  # positions are one past the content's
+            if content.count("```", 0, m.start()) % 2:  # inside a code block
                 continue
-            notes = rest.lstrip(" .;:\n")
-        return marks[i][1], notes
+            line = m[1]
+            alone = _BOLD_LABEL.match(line.strip())
+            inline = None if alone else _LABEL_LINE.fullmatch(line)
+            if alone is None and inline is None:
+                continue
+            label = (line.strip() if alone else inline[2]).strip("*_:： ")
+            kinds = _name_kind.__wrapped__(label.lower())
+            if not ((kinds[1] and affirmed(_MIGRATION_HEADING, label.lower())) or kinds[2]):
+                continue
+            after = content[m.end() - 1:].split("\n")[1:]  # the lines after it
+            if alone:  # its lines, up to the next label alone on its line
+                end = next((j for j, text in enumerate(after) if _BOLD_LABEL.match(text.strip())), len(after))
+                notes = "\n".join(after[:end]).strip()
+            else:  # its line and the rest of its paragraph
+                end = next((j for j, text in enumerate(after) if not text.strip()), len(after))
+                notes = "\n".join([inline[3], *after[:end]]).strip()
+            told = _telling(notes, label, compat=not kinds[1])
+            if told is not None:
+                return label, told
     return None
 
 

@@ -265,6 +265,34 @@ def test_a_compatibility_section_is_migration_notes_only_when_it_says_what_break
         assert found[0].endswith("ompatibility") and found[1].startswith(section.split("\n\n", 1)[1][:20])
 
 
+@pytest.mark.parametrize("body, label, first", [
+    # verl #2237: labels in place of headings, each alone on its line
+    ("Drops vLLM 0.5.4 support.\n\n**Breaking Changes:**\n- **vLLM Version Requirement**: Minimum supported version "
+     "is now 0.7.0\n- `use_fire_sampling` is no longer available\n\n**Migration Guide:**\n```bash\npip install vllm\n```",
+     "Breaking Changes", "- **vLLM Version Requirement**"),
+    # a label before its text, on the same line
+    ("Splits the weights.\n\n**Migration required**: all callers must unpack three values.\nSee the example below.",
+     "Migration required", "all callers must unpack three values."),
+    ("改了接口。\n\n**迁移指南：**\n将 `sched` 改名为 `scheduler`。", "迁移指南", "将 `sched` 改名为"),
+])
+def test_a_bold_label_heads_migration_notes_as_a_heading_would(body, label, first):
+    """A description without headings labels its sections in bold: verl #2237's
+    "**Breaking Changes:**" and "**Migration Guide:**" were not read as notes."""
+    notes = clean_body(body).migration
+    assert notes is not None and notes[0] == label and notes[1].startswith(first)
+
+
+@pytest.mark.parametrize("body", [
+    "Adds a CLI.\n\n**No breaking API changes.** The generator now has a CLI interface.",  # a sentence in bold
+    "Adds a CLI.\n\n**No breaking changes:** the old entry point still works.",  # a label that denies
+    "Adds a kwarg.\n\n**Backward compatibility:** 0.3.1 and 0.4.2 are still supported.",  # reassurance
+    "Adds a flag.\n\n**Migration guide:**\nNone.",  # says nothing
+    "Shows the output:\n\n```\n**Breaking Changes:**\nrename everything\n```",  # in a code block
+])
+def test_a_bold_label_that_tells_users_nothing_is_no_migration_notes(body):
+    assert clean_body(body).migration is None
+
+
 def test_a_breaking_changes_section_declares_a_breaking_change():
     """verl #3496 said "⚠️ Breaking: we adopt a new format for Qwen2VL's position ids";
     the report never called it breaking, as a `BREAKING CHANGE:` footer would have."""
