@@ -509,16 +509,15 @@ def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
             if content.count("```", 0, m.start()) % 2:  # inside a code block
                 continue
             line = m[1]
-            alone = _BOLD_LABEL.match(line.strip())
-            inline = None if alone else _LABEL_LINE.fullmatch(line)
-            if alone is None and inline is None:
+            inline = None if _BOLD_LABEL.match(line.strip()) else _LABEL_LINE.fullmatch(line)
+            if inline is None and not _BOLD_LABEL.match(line.strip()):
                 continue
-            label = (line.strip() if alone else inline[2]).strip("*_:： ")
+            label = (inline[2] if inline else line.strip()).strip("*_:： ")
             kinds = _name_kind.__wrapped__(label.lower())
             if not ((kinds[1] and affirmed(_MIGRATION_HEADING, label.lower())) or kinds[2]):
                 continue
             after = content[m.end() - 1:].split("\n")[1:]  # the lines after it
-            if alone:  # its lines, up to the next label alone on its line
+            if inline is None:  # alone on its line: its lines, up to the next label alone on its line
                 end = next((j for j, text in enumerate(after) if _BOLD_LABEL.match(text.strip())), len(after))
                 notes = "\n".join(after[:end]).strip()
             else:  # its line and the rest of its paragraph
