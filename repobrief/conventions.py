@@ -11,9 +11,11 @@ and the test evidence.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 
 from .models import PullRequest, inert_text
 
@@ -501,14 +503,28 @@ _LABEL_CANDIDATE = re.compile(r"\n([^\S\n]*(?:\*\*|__)[^\n]*?(?i:migrat|breaking
 def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
     """Migration notes under a bold label (`_LABEL_LINE`, `_BOLD_LABEL`), in a description
     whose headings name none: its label as written and its text, accepted as a heading's
-    (`_telling`)."""
+    (`_telling`). Each candidate's text is read from its own lines on (a description full
+    of labels that say nothing is still read once)."""
     for _, content in contents:
         if "**" not in content and "__" not in content:
             continue
-        for m in _LABEL_CANDIDATE.finditer("\n" + content):  # positions are one past the content's
-            if content.count("```", 0, m.start()) % 2:  # inside a code block
+        found = [m.start() for m in _LABEL_CANDIDATE.finditer("\n" + content)]  # each at its line's start
+        if not found:
+            continue
+        lines = content.split("\n")
+        starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+        fenced, open_fence = set(), False  # the lines inside code blocks
+        for k, line in enumerate(lines):
+            if line.lstrip().startswith("```"):
+                open_fence = not open_fence
+            elif open_fence:
+                fenced.add(k)
+        at = [bisect_left(starts, pos) for pos in found]  # the candidates' line numbers
+        for c, k in enumerate(at):
+            stop = at[c + 1] if c + 1 < len(at) else len(lines)  # a label's text ends at the next candidate
+            if k in fenced:
                 continue
-            line = m[1]
+            line = lines[k]
             inline = None if _BOLD_LABEL.match(line.strip()) else _LABEL_LINE.fullmatch(line)
             if inline is None and not _BOLD_LABEL.match(line.strip()):
                 continue
@@ -516,13 +532,15 @@ def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
             kinds = _name_kind.__wrapped__(label.lower())
             if not ((kinds[1] and affirmed(_MIGRATION_HEADING, label.lower())) or kinds[2]):
                 continue
-            after = content[m.end() - 1:].split("\n")[1:]  # the lines after it
+            end = k + 1
             if inline is None:  # alone on its line: its lines, up to the next label alone on its line
-                end = next((j for j, text in enumerate(after) if _BOLD_LABEL.match(text.strip())), len(after))
-                notes = "\n".join(after[:end]).strip()
+                while end < stop and not _BOLD_LABEL.match(lines[end].strip()):
+                    end += 1
+                notes = "\n".join(lines[k + 1:end]).strip()
             else:  # its line and the rest of its paragraph
-                end = next((j for j, text in enumerate(after) if not text.strip()), len(after))
-                notes = "\n".join([inline[3], *after[:end]]).strip()
+                while end < stop and lines[end].strip():
+                    end += 1
+                notes = "\n".join([inline[3], *lines[k + 1:end]]).strip()
             told = _telling(notes, label, compat=not kinds[1])
             if told is not None:
                 return label, told

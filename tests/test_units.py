@@ -293,6 +293,14 @@ def test_a_bold_label_that_tells_users_nothing_is_no_migration_notes(body):
     assert clean_body(body).migration is None
 
 
+@pytest.mark.parametrize("body", ["x\n" + "**Migration guide:**\nNone.\n" * 9_000,
+                                  "x\n" + "**Migration required**: nothing to do\n" * 5_000])
+def test_a_description_full_of_labels_is_read_once(body):
+    """Each label's text is read up to the next label: a description of thousands of
+    labels that say nothing is not read again from each of them."""
+    assert finishes(lambda b: clean_body.__wrapped__(b).migration, body) is None
+
+
 def test_a_breaking_changes_section_declares_a_breaking_change():
     """verl #3496 said "⚠️ Breaking: we adopt a new format for Qwen2VL's position ids";
     the report never called it breaking, as a `BREAKING CHANGE:` footer would have."""
