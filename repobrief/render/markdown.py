@@ -24,7 +24,9 @@ def md_text(text: str, *, cell: bool = False) -> str:
     (paired backticks) are inert already and stay as they are, so their text shows
     without escapes; an unpaired backtick is escaped, or it could swallow the text
     after it. In a table `cell`, a pipe inside a code span is escaped too (GFM)."""
-    text = re.sub(r"\s*\n\s*", " ", text or "").strip()
+    # One line: each line's surrounding spaces and the blank lines go (a regex for the
+    # spaces around a newline retried every start in a long run of spaces without one).
+    text = " ".join(s for s in (line.strip() for line in (text or "").split("\n")) if s)
     parts = _CODE_SPAN.split(text)
     for i, part in enumerate(parts):
         if i % 2:
