@@ -253,6 +253,24 @@ def test_tolerant_extraction():
         extract_json("I cannot help with that.")
 
 
+@pytest.mark.parametrize("unit", ["{", '{"'])
+def test_an_answer_stuck_repeating_braces_is_refused_at_once(unit):
+    """A small model stuck in a loop answers "{{{{…" until its context ends: each brace was
+    tried as an object's start, and each failure counted the lines before it, quadratic
+    (200,000 characters took minutes). The first braces are tried; the answer is refused."""
+    from hangguard import finishes
+
+    def refused(text: str) -> str:
+        try:
+            extract_json(text)
+        except ExtractionError as e:
+            return str(e)
+        return "accepted"
+
+    assert finishes(refused, unit * 1_000_000, within=20).startswith("the answer is not valid JSON")
+    assert extract_json("{" * 10 + ' prose, then {"a": 1}') == {"a": 1}  # braces before the object: still found
+
+
 def test_helpers():
     from repobrief.llm.client import public_endpoint
 

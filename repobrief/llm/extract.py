@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 from typing import Any
 
 from ..models import inert_text
@@ -18,6 +19,7 @@ class ExtractionError(ValueError):
     """The answer holds no JSON object; the message is fed back to the model."""
 
 
+_TRIES = 64
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 
@@ -55,7 +57,10 @@ def _extract(text: str | None) -> dict:
             continue
     decoder = json.JSONDecoder()
     last_error = None
-    for m in re.finditer(r"\{", s):
+    # The first `_TRIES` braces: a model stuck repeating "{{{{…" (it happens to small
+    # models) made each of thousands of tries count the lines before it for its error,
+    # quadratic; an answer's object is not preceded by dozens of braces of prose.
+    for m in islice(re.finditer(r"\{", s), _TRIES):
         try:
             value, _ = decoder.raw_decode(s, m.start())
         except json.JSONDecodeError as e:
