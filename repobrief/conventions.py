@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
+from typing import TypeVar
 
 from .models import PullRequest, inert_text
 
@@ -205,8 +206,17 @@ def heading(line: str) -> tuple[int, str] | None:
     return len(m.group(1)), line[m.end():].strip().rstrip("#").rstrip()
 
 
-# Template headings recur in PR after PR ("### What does this PR do?"): short lines are read once.
-_heading_cached = lru_cache(maxsize=1 << 11)(heading)
+T = TypeVar("T")
+
+
+def _cached_when_short(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """`fn`, cached for texts of at most 200 characters: a template's headings and section
+    names recur in PR after PR; a long text (anyone's) would stay in the cache."""
+    cached = lru_cache(maxsize=1 << 11)(fn)
+    return lambda text: cached(text) if len(text) <= 200 else fn(text)
+
+
+_heading_cached = _cached_when_short(heading)
 
 _HEADING_START = re.compile(r"#{1,6}(?:\s|$)")
 # A `BREAKING CHANGE:` footer line, searched in "\n" + body (see _SHAPING_LINE).
@@ -380,7 +390,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         title = None
         if m["hash"] is not None:
             line = m["line"]
-            h = (_heading_cached(line) if len(line) <= 200 else heading(line)) if len(m["indent"]) <= 3 else None
+            h = _heading_cached(line) if len(m["indent"]) <= 3 else None
             if h is None:
                 continue
             title = h[1]
@@ -432,17 +442,14 @@ def migration_notes(pr: PullRequest) -> tuple[str, str] | None:
     return None if pr.reverts else clean_body(pr.body or "").migration
 
 
-def _section_kind(name: str) -> tuple[bool, bool, bool]:
-    """Whether a section's name (lowered) heads tests (`_TEST_HEADING`), a migration
-    (`_MIGRATION_HEADING`) or compatibility (`_COMPATIBILITY_HEADING`). The names of a
-    project's template recur in PR after PR: short ones are read once."""
-    return _name_kind(name) if len(name) <= 200 else _name_kind.__wrapped__(name)
-
-
-@lru_cache(maxsize=1 << 11)
 def _name_kind(name: str) -> tuple[bool, bool, bool]:
+    """Whether a section's name or a label (lowered) heads tests (`_TEST_HEADING`), a
+    migration (`_MIGRATION_HEADING`) or compatibility (`_COMPATIBILITY_HEADING`)."""
     return (_TEST_HEADING.search(name) is not None, _MIGRATION_HEADING.search(name) is not None,
             _COMPATIBILITY_HEADING.search(name) is not None)
+
+
+_section_kind = _cached_when_short(_name_kind)
 
 
 def _migration_notes(sections: list[tuple[str, list[str]]], contents: list[tuple[str, str]],
@@ -524,13 +531,14 @@ def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
             stop = at[c + 1] if c + 1 < len(at) else len(lines)  # a label's text ends at the next candidate
             if k in fenced:
                 continue
-            line = lines[k]
-            inline = None if _BOLD_LABEL.match(line.strip()) else _LABEL_LINE.fullmatch(line)
-            if inline is None and not _BOLD_LABEL.match(line.strip()):
+            line = lines[k].strip()
+            alone = _BOLD_LABEL.match(line) is not None
+            inline = None if alone else _LABEL_LINE.fullmatch(lines[k])
+            if not alone and inline is None:
                 continue
-            label = (inline[2] if inline else line.strip()).strip("*_:： ")
-            kinds = _name_kind.__wrapped__(label.lower())
-            if not ((kinds[1] and affirmed(_MIGRATION_HEADING, label.lower())) or kinds[2]):
+            label = (inline[2] if inline else line).strip("*_:： ")
+            _, migration, compatibility = _section_kind(label.lower())
+            if not ((migration and affirmed(_MIGRATION_HEADING, label.lower())) or compatibility):
                 continue
             end = k + 1
             if inline is None:  # alone on its line: its lines, up to the next label alone on its line
@@ -541,7 +549,7 @@ def _labelled_notes(contents: list[tuple[str, str]]) -> tuple[str, str] | None:
                 while end < stop and lines[end].strip():
                     end += 1
                 notes = "\n".join([inline[3], *lines[k + 1:end]]).strip()
-            told = _telling(notes, label, compat=not kinds[1])
+            told = _telling(notes, label, compat=not migration)
             if told is not None:
                 return label, told
     return None

@@ -8,7 +8,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -33,7 +33,6 @@ class AnalysisContext:
     themes: list[Theme] = field(default_factory=list)
     first_time_authors: set[str] = field(default_factory=set)
     source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
-    _core: tuple | None = field(default=None, init=False, repr=False, compare=False)  # see `is_core`
 
     def core_hits(self, pr: PullRequest) -> list[str]:
         """The core paths a PR touches."""
@@ -44,13 +43,14 @@ class AnalysisContext:
                 hits.update(core_matches(f.path, core))
         return sorted(hits)
 
+    @cached_property
+    def _core_matcher(self):
+        return fk.matcher(tuple(self.core_paths))
+
     def is_core(self, path: str) -> bool:
         """Whether `path` lies under a core path (`files.path_matches`, with the core
         paths' matcher looked up once per week instead of once per file)."""
-        if self._core is None or self._core[0] != self.core_paths:
-            self._core = (list(self.core_paths), fk.matcher(tuple(self.core_paths)))
-        exact, prefixes, rx = self._core[1]
-        return path in exact or path.startswith(prefixes) or (rx is not None and rx.match(path) is not None)
+        return fk.in_matcher(self._core_matcher, path)
 
     @property
     def project(self) -> str:

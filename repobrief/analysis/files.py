@@ -115,7 +115,12 @@ def diff_header_path(line: str) -> str:
 
 def path_matches(path: str, globs: list[str] | tuple[str, ...]) -> bool:
     """A path matches a glob (`verl/trainer/**`, `*.yaml`) or a plain directory prefix."""
-    exact, prefixes, rx = matcher(tuple(globs))
+    return in_matcher(matcher(tuple(globs)), path)
+
+
+def in_matcher(m: tuple[frozenset[str], tuple[str, ...], re.Pattern | None], path: str) -> bool:
+    """Whether `path` matches a `matcher` (for a caller that holds one: a week's core paths)."""
+    exact, prefixes, rx = m
     return path in exact or path.startswith(prefixes) or (rx is not None and rx.match(path) is not None)
 
 
