@@ -92,6 +92,19 @@ def test_test_evidence_under_headings_that_name_tests_results_or_validation():
     assert c.what.startswith("It fixes the loader") and c.has_test_evidence
 
 
+def test_the_hang_guard_stops_a_regex_that_never_lets_go():
+    """A regex runs in C and lets no other thread run: a guard that joined a thread with a
+    timeout waited for the regex to end, and the test passed. The guard's process is
+    killed instead, and the test fails in time."""
+    import re
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(AssertionError, match="did not return within 1 s"):
+        finishes(lambda text: re.match(r"(a*)*b", text), "a" * 60, within=1)  # would take longer than a lifetime
+    assert time.monotonic() - started < 30  # a guard against the guard hanging, not a timing
+
+
 @pytest.mark.parametrize("pad", [" ", "\t"])
 def test_a_heading_line_of_thousands_of_spaces_is_read_at_once(pad):
     """A body is anyone's text: a heading line padded with 20,000 spaces or tabs took the
