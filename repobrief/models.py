@@ -36,8 +36,8 @@ class FileChange:
     path: str
     added: int | None = 0
     deleted: int | None = 0
-    status: str = "M"  # "A" created, "D" deleted, "M" modified, "R" moved unchanged (a clone; GitHub's renames are "M")
-    previous: str | None = None  # where the file was moved from: "R" (a clone), or "M" (a rename on GitHub)
+    status: str = "M"  # "A" created, "D" deleted, "M" modified (or moved with edits), "R" moved unchanged (a clone)
+    previous: str | None = None  # where the file was moved from: "R", or "M" (a rename on GitHub; a module's in a clone)
 
     @property
     def lines(self) -> int:

@@ -393,6 +393,38 @@ def test_modules_removed_or_moved_are_a_risk_to_code_that_imports_them(tmp_path)
     assert "该PR删除了模块acme.trainer.main_sync，导入它的代码在升级后会失败。" in json.dumps(zh["sections"], ensure_ascii=False)
 
 
+def test_a_module_renamed_with_edits_reads_as_moved_in_report_and_backfill(tmp_path):
+    """A clone's log lists a module renamed with edits as a deletion and an addition: git's
+    rename detection pairs them, so the risk says where it went (verl #4931 renamed
+    `patch_v012` to `patch` and edited it) and the PR's size is the edit, as GitHub
+    counts it. A module deleted beside an unrelated new one in the same package is still
+    removed; the backfill reads the same as the single report."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    patch = "".join(f"def patch_{i}(model):\n    return model.layers[{i}]\n" for i in range(60))
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {
+        "acme/__init__.py": "", "acme/mcore/patch_v012.py": patch, "acme/mcore/legacy.py": b.lines(40)})
+    b.commit("[megatron] fix: patch mcore for MLA support (#10)", "2026-01-13T09:00:00+00:00", {
+        "acme/mcore/patch_v012.py": None, "acme/mcore/patch.py": patch + "def patch_mla(model):\n    return model\n"})
+    b.commit("[misc] chore: replace the legacy loader (#11)", "2026-01-14T09:00:00+00:00", {
+        "acme/mcore/legacy.py": None, "acme/mcore/loader.py": b.lines(35)})
+    d = _report(b.path, "2026-W03")
+    prs = {p["number"]: p for p in d["pull_requests"]}
+    evidence = {n: next(r["evidence"] for r in p["risks"] if r["kind"] == "module_removed") for n, p in prs.items()}
+    assert evidence == {10: ["module moved: acme.mcore.patch_v012 -> acme.mcore.patch"],
+                        11: ["module removed: acme.mcore.legacy"]}
+    assert prs[10]["files"] == [{"path": "acme/mcore/patch.py", "added": 2, "deleted": 0, "status": "M",
+                                 "previous": "acme/mcore/patch_v012.py"}]
+    assert prs[10]["lines_added"] == 2 and prs[10]["lines_deleted"] == 0
+    (risk,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["name"] == "Removed or moved modules"]
+    assert "acme.mcore.patch_v012 moved to acme.mcore.patch" in risk and "acme.mcore.legacy removed" in risk
+    code, _, err = run_cli("backfill", str(b.path), "--name", "acme/young", "--from", "2026-W03", "--to", "2026-W03",
+                           "--lang", "en", "--out", str(tmp_path / "out"), "-q")
+    assert code == 0, err
+    (week,) = (tmp_path / "out").glob("*.json")
+    backfilled = {p["number"]: p for p in json.loads(week.read_text())["pull_requests"]}
+    assert backfilled[10]["files"] == prs[10]["files"] and backfilled[10]["risks"] == prs[10]["risks"]
+
+
 def test_many_modules_removed_are_counted_per_pr(tmp_path):
     """A PR removing a whole subsystem is summed up (how many modules, two of them), so the
     risk stays readable; the recommendation lists three and counts the rest. Removing its

@@ -76,6 +76,7 @@ class _RawCommit:
     subject: str
     body: str  # the message after the subject line; shared with the PR (no copy)
     files: list[FileChange] = field(default_factory=list)
+    moves_read: bool = False  # `_ensure_moves` has looked at it
 
 
 def origin_remote(path: Path, gitdir: str | None = None, stats: dict[str, int] | None = None) -> tuple[str, str] | None:
@@ -386,6 +387,7 @@ class GitSource(Source):
         if any(len(c.parents) > 1 for c in commits.values()) or not self._line_holds(commits):
             self._read_log(commits, [f"--since={_slack(since)}"])
         self._loaded(commits, since)
+        self._ensure_moves(self._numstat_done)  # the weeks' commits, in one call
 
     def _carried(self, previous: GitSource, since: datetime, lines_from: datetime) -> dict[str, _RawCommit] | None:
         """What `preload` reads, with only the commits above `previous`'s tip read from git
@@ -536,12 +538,42 @@ class GitSource(Source):
 
     def _set_counts(self, sha: str, counts: dict[str, tuple[int | None, int | None]]) -> None:
         for f in self._commits[sha].files if sha in self._commits else []:
-            if f.status == "R":  # moved unchanged (see _parse_files): git counts every line at its new path
+            if f.previous:  # moved (see _parse_files, _ensure_moves): git counts every line at its new path
                 continue
             got = counts.get(f.path)
             if got is not None:
                 f.added, f.deleted = got
         self._numstat_done.add(sha)
+
+    def _ensure_moves(self, shas: Iterable[str | None]) -> None:
+        """Python modules moved with edits, found by git's rename detection: `--no-renames`
+        lists such a move as a deletion and an addition (a module "removed"), and pairing
+        them by name or size would guess. Only commits that delete and add a `.py` file
+        are asked about, in one `git log -M` limited to those files; each move found
+        becomes one entry at the new path with the edit's line counts and the old path
+        (as GitHub lists a rename). Line counts come first (`_ensure_numstat`)."""
+        todo: dict[str, list[FileChange]] = {}
+        paths: set[str] = set()
+        for sha in shas:
+            c = self._commits.get(sha) if sha else None
+            if c is None or c.moves_read:
+                continue
+            c.moves_read = True
+            gone = [f.path for f in c.files if f.status == "D" and f.path.endswith(".py")]
+            new = [f.path for f in c.files if f.status == "A" and f.path.endswith(".py")] if gone else []
+            if new:
+                todo[c.sha] = c.files
+                paths.update(gone, new)
+        if not todo:
+            return
+        args = ["log", "-z", "--no-walk=unsorted", "--stdin", "-M", "--diff-filter=R", "--diff-merges=first-parent",
+                "--sparse", "--numstat", "--no-color", "--no-ext-diff", "--format=%x1eH%H"]
+        stdin = "\n".join([*todo, "--", *(f":(literal){p}" for p in sorted(paths))]).encode("utf-8", "replace") + b"\n"
+        for rec in self._stream(args, stdin=stdin, start=_NUMSTAT_START):
+            head, _, rest = rec.partition(b"\0")
+            files = todo.get(head[1:].strip().decode()) if head.startswith(b"H") else None
+            if files is not None:
+                _apply_moves(files, rest)
 
     def _numstat(self, shas: list[str]) -> list[tuple[str, list[FileChange]]]:
         args = ["log", "-z", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent",
@@ -680,7 +712,9 @@ class GitSource(Source):
         start, end = window.start, window.end  # (`Window.contains`, inline: spans hold thousands of PRs)
         prs = [pr for pr in self._prs if start <= pr.merged_at < end]
         # Direct commits of the same window get their line counts in the same git call.
-        self._ensure_numstat([*prs, *(c for c in self._direct if start <= c.committed_at < end)])
+        changes: list[PullRequest | Commit] = [*prs, *(c for c in self._direct if start <= c.committed_at < end)]
+        self._ensure_numstat(changes)
+        self._ensure_moves(c.sha for c in changes)
         yield from prs
 
     def history(self, window: Window) -> Iterator[PullRequest]:
@@ -693,6 +727,7 @@ class GitSource(Source):
         start, end = window.start, window.end
         commits = [c for c in self._direct if start <= c.committed_at < end]
         self._ensure_numstat(commits)
+        self._ensure_moves(c.sha for c in commits)
         return commits
 
     def remember(self, refresh: bool = False) -> None:
@@ -1043,6 +1078,32 @@ def _slack(since: datetime) -> str:
     # A week of slack: `--since` stops walking at the first old commit, and side-branch
     # commits are usually a little older than the merge that brings them in.
     return (since - timedelta(days=7)).isoformat()
+
+
+def _apply_moves(files: list[FileChange], numstat: bytes) -> None:
+    """Put each rename of `git log -z -M --numstat` (`ADDED TAB DELETED TAB NUL OLD NUL NEW`)
+    in place of the deletion and addition `files` holds for it, in place: the list is
+    shared by the commit and its PR."""
+    tokens = numstat.split(b"\0")
+    moves: dict[str, tuple[str, int | None, int | None]] = {}
+    for i in range(len(tokens) - 2):
+        cols = tokens[i].lstrip(b"\n").split(b"\t")
+        if len(cols) == 3 and not cols[2]:  # a rename's counts: its paths follow
+            a, d = cols[0], cols[1]
+            old, new = (t.decode("utf-8", "replace") for t in tokens[i + 1:i + 3])
+            moves[new] = (old, None if a == b"-" else int(a), None if d == b"-" else int(d))
+    if not moves:
+        return
+    olds = {old for old, _, _ in moves.values()}
+    kept = []
+    for f in files:
+        if f.status == "D" and f.path in olds:
+            continue
+        if f.status == "A" and f.path in moves:
+            old, added, deleted = moves[f.path]
+            f = FileChange(path=f.path, added=added, deleted=deleted, status="M", previous=old)
+        kept.append(f)
+    files[:] = kept
 
 
 def _parse_record(rec: bytes) -> _RawCommit | None:
