@@ -114,6 +114,7 @@ class LLMSettings:
     budget_seconds: float = 600.0
     response_format: str = "auto"  # auto | json_schema | json_object | tools
     prompt_tokens_per_pr: int = 3000
+    max_output_tokens: int = 0  # per answer; 0: the endpoint's own limit
     price_prompt_per_mtok: float = 0.0
     price_completion_per_mtok: float = 0.0
 
@@ -125,6 +126,9 @@ class LLMSettings:
         for name, least in (("concurrency", 1), ("prompt_tokens_per_pr", 1)):
             if getattr(self, name) < least:
                 _bad(f"llm.{name}", getattr(self, name), f"a whole number of at least {least}", hint=f"the nearest valid value is {least}")
+        if self.max_output_tokens < 0:
+            _bad("llm.max_output_tokens", self.max_output_tokens, "a whole number of tokens, or 0 for the endpoint's own limit",
+                 hint="the nearest valid value is 0")
         for name in ("timeout", "budget_seconds"):
             if not getattr(self, name) > 0:  # NaN too
                 default = getattr(LLMSettings, name)

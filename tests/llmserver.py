@@ -31,6 +31,7 @@ class Reply:
     delay: float = 0.0
     drop: bool = False  # close the connection without an answer (an endpoint going down)
     content_type: str = "application/json"  # of a whole `body` (a web page: "text/html")
+    finish_reason: str = "stop"  # "length": the answer was cut at the token limit
 
 
 @dataclass
@@ -244,7 +245,7 @@ class ScriptedLLM:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", ""),
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content) // 4, "total_tokens": prompt_tokens + len(content) // 4},
             },
             reply.headers,

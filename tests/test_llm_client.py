@@ -322,6 +322,54 @@ def test_model_refusing_temperature_is_asked_without_it_and_cache_keys_stay(llm,
         assert again.requests == 0 and again.cache_hits == 1
 
 
+def test_an_answer_cap_is_sent_under_the_field_the_endpoint_takes_and_cache_keys_stay(llm, tmp_path):
+    """`llm.max_output_tokens` caps each answer. Servers speaking OpenAI's protocol take
+    `max_tokens`; OpenAI's reasoning models reject it and want `max_completion_tokens`:
+    the run switches once, and the cache key is the request as the settings ask for it."""
+    def rule(call):
+        if "max_tokens" in call.body:
+            return Reply(status=400, body={"error": {"message": "Unsupported parameter: 'max_tokens' is not supported "
+                                                                "with this model. Use 'max_completion_tokens' instead."}})
+        return Reply(content='{"ok": true}')
+
+    llm.rules.append(rule)
+    with open_store(tmp_path / "rb.db") as store:
+        text, acct, _ = _run(_settings(llm, max_output_tokens=800), store=store)
+        assert json.loads(text) == {"ok": True} and acct.requests == 2
+        first, second = llm.calls[0].body, llm.calls[1].body
+        assert first["max_tokens"] == 800 and "max_completion_tokens" not in first
+        assert second["max_completion_tokens"] == 800 and "max_tokens" not in second
+        _, again, _ = _run(_settings(llm, max_output_tokens=800), store=store)
+        assert again.requests == 0 and again.cache_hits == 1
+    assert "max_tokens" not in _request_body(_settings(llm))  # no cap: the endpoint's own limit
+    assert _request_body(LLMSettings(model="o3", max_output_tokens=500))["max_completion_tokens"] == 500  # OpenAI's API
+
+
+def _request_body(settings: LLMSettings) -> dict:
+    from repobrief.llm.client import chat_request
+
+    return chat_request(settings, "json_schema", MESSAGES, "answer", SCHEMA)
+
+
+def test_an_answer_cut_at_the_cap_fails_its_unit_saying_what_to_raise(llm):
+    """A JSON answer cut short is no answer, and asking again would cut it again."""
+    llm.rules.append(lambda c: Reply(content='{"ok": tr', finish_reason="length"))
+    with pytest.raises(UnitFailed, match=r"cut at the llm.max_output_tokens limit of 50 tokens: raise it"):
+        _run(_settings(llm, max_output_tokens=50))
+    assert len(llm.calls) == 1
+    with pytest.raises(UnitFailed, match=r"cut at the endpoint's token limit: set llm.max_output_tokens"):
+        _run(_settings(llm))
+
+
+def test_a_cap_out_of_the_endpoints_range_is_not_asked_under_the_other_field(llm):
+    """"max_tokens must be at most 4096" is about the value: the unit fails with the
+    endpoint's words, and the field is not switched."""
+    llm.rules.append(lambda c: Reply(status=400, body={"error": {"message": "max_tokens must be at most 4096, got 100000"}}))
+    with pytest.raises(UnitFailed, match="rejected the request .HTTP 400: .*max_tokens must be at most 4096"):
+        _run(_settings(llm, max_output_tokens=100000))
+    assert len(llm.calls) == 1 and "max_completion_tokens" not in llm.calls[0].body
+
+
 def test_attempts_that_cannot_connect_are_not_counted_as_requests():
     """Connection-refused attempts were once counted as requests sent."""
     with ScriptedLLM() as server:

@@ -406,6 +406,7 @@ def test_bad_llm_options_are_config_errors_naming_the_option(verl_repo, tmp_path
         ([], {"REPOBRIEF_LLM_RESPONSE_FORMAT": "json_shema"}, "option 'llm.response_format'", "did you mean 'json_schema'?", 3),
         ([], {"REPOBRIEF_LLM_TIMEOUT": "-1"}, "option 'llm.timeout'", "e.g. 60", 3),
         ([], {"REPOBRIEF_LLM_CONCURRENCY": "0"}, "option 'llm.concurrency'", "nearest valid value is 1", 3),
+        ([], {"REPOBRIEF_LLM_MAX_OUTPUT_TOKENS": "-5"}, "option 'llm.max_output_tokens'", "nearest valid value is 0", 3),
         # the same value from a flag is a bad flag, named as the user typed it
         (["--llm-concurrency", "0"], {}, "--llm-concurrency is 0", "nearest valid value is 1", 2),
     ):

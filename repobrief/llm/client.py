@@ -126,6 +126,18 @@ def choose_mode(settings: LLMSettings) -> str:
     return "json_object" if any(p in where for p in _JSON_OBJECT_PROVIDERS) else "json_schema"
 
 
+# The request field that caps an answer's tokens: OpenAI's own API wants
+# `max_completion_tokens` (its reasoning models reject `max_tokens`); the servers that
+# speak its protocol (vLLM, Ollama, DeepSeek, Qwen, …) all take `max_tokens`. An
+# endpoint that rejects the one sent is asked with the other (`ChatClient._send`).
+TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+
+
+def token_field(settings: LLMSettings) -> str:
+    host = (urlsplit(settings.base_url).hostname or "") if settings.base_url else "api.openai.com"
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+
 def chat_request(
     settings: LLMSettings, mode: str, messages: list[dict], schema_name: str, schema: dict, *, temperature: bool = True
 ) -> dict:
@@ -137,6 +149,8 @@ def chat_request(
     req: dict[str, Any] = {"model": settings.model, "messages": messages}
     if temperature:
         req["temperature"] = 0
+    if settings.max_output_tokens:
+        req[token_field(settings)] = settings.max_output_tokens
     if mode == "json_schema":
         req["response_format"] = {
             "type": "json_schema",
@@ -150,6 +164,15 @@ def chat_request(
         ]
         req["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
     return req
+
+
+def _rejects_field(message: str, field: str) -> bool:
+    """A 400's (lower-cased) message says the request field `field` is not taken
+    ("Unsupported parameter: 'max_tokens' is not supported with this model"), rather
+    than that its value is out of range."""
+    if not re.search(rf"(?<![a-z_]){field}(?![a-z_])", message):
+        return False
+    return any(w in message for w in ("unsupported", "not supported", "unrecognized", "unknown", "extra", "not permitted"))
 
 
 def estimate_tokens(text: str) -> int:
@@ -240,6 +263,7 @@ class ChatClient:
         self.mode = choose_mode(settings)
         self.initial_mode = self.mode
         self._temperature = True  # dropped for models that refuse it (reasoning models)
+        self._token_field: str | None = None  # the other one, once the endpoint rejected the first
         self._sem = asyncio.Semaphore(max(1, settings.concurrency))
         self._client = None
         self.fatal: EngineError | None = None
@@ -249,9 +273,18 @@ class ChatClient:
     def _request(self, messages: list[dict], schema_name: str, schema: dict, *, canonical: bool = False) -> dict:
         """The request body. `canonical=True` gives the cache key's input: the body as
         the settings ask for it, before this run adapted to the server (a mode switch,
-        a dropped temperature), so that the key is the same in every run."""
+        a dropped temperature, the other token field), so that the key is the same in every run."""
         mode = self.initial_mode if canonical else self.mode
-        return chat_request(self.settings, mode, messages, schema_name, schema, temperature=canonical or self._temperature)
+        req = chat_request(self.settings, mode, messages, schema_name, schema, temperature=canonical or self._temperature)
+        return req if canonical else self._with_token_field(req)
+
+    def _with_token_field(self, req: dict) -> dict:
+        """`req` with its token cap under the field this endpoint takes (see TOKEN_FIELDS)."""
+        if self._token_field is None or self._token_field in req:
+            return req
+        out = {k: v for k, v in req.items() if k not in TOKEN_FIELDS}
+        out[self._token_field] = self.settings.max_output_tokens
+        return out
 
     async def complete(
         self,
@@ -456,6 +489,14 @@ class ChatClient:
                     req = {k: v for k, v in req.items() if k != "temperature"}
                     retrying = False
                     continue
+                sent_field = next((f for f in TOKEN_FIELDS if f in req), None)
+                if sent_field and self._token_field is None and _rejects_field(low, sent_field):
+                    # OpenAI's reasoning models take only `max_completion_tokens`; some
+                    # servers only `max_tokens`.
+                    self._token_field = TOKEN_FIELDS[1 - TOKEN_FIELDS.index(sent_field)]
+                    req = self._with_token_field(req)
+                    retrying = False
+                    continue
                 if _sends_schema(req) and ("response_format" in low or "json_schema" in low):
                     # The provider does not take schemas: carry on in json_object mode
                     # (the schema is in the prompt as well). The request's own format
@@ -535,6 +576,11 @@ class ChatClient:
         ct = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text)
         self.acct.prompt_tokens += pt
         self.acct.completion_tokens += ct
+        if choices and getattr(choices[0], "finish_reason", None) == "length":  # a JSON answer cut short
+            cap = self.settings.max_output_tokens
+            raise UnitFailed(f"the answer was cut at the llm.max_output_tokens limit of {cap} tokens: raise it" if cap else
+                             "the answer was cut at the endpoint's token limit: set llm.max_output_tokens higher "
+                             "than its default, or use a model with longer answers")
         return text, pt, ct
 
     def _where(self) -> str:
