@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ..analysis import files as files_kind
 from ..conventions import NUMBER, REVERTS_SHA, reverted_title, reverts_named
 from ..errors import SourceError
 from ..models import Commit, FileChange, Notice, PullRequest, inert_text
@@ -551,7 +552,9 @@ class GitSource(Source):
         them by name or size would guess. Only commits that delete and add a `.py` file
         are asked about, in one `git log -M` limited to those files; each move found
         becomes one entry at the new path with the edit's line counts and the old path
-        (as GitHub lists a rename). Line counts come first (`_ensure_numstat`)."""
+        (as GitHub lists a rename). Line counts come first (`_ensure_numstat`). Tests,
+        docs and examples are left out: nothing imports them, and they are half the
+        files such commits delete and add."""
         todo: dict[str, list[FileChange]] = {}
         paths: set[str] = set()
         for sha in shas:
@@ -559,8 +562,8 @@ class GitSource(Source):
             if c is None or c.moves_read:
                 continue
             c.moves_read = True
-            gone = [f.path for f in c.files if f.status == "D" and f.path.endswith(".py")]
-            new = [f.path for f in c.files if f.status == "A" and f.path.endswith(".py")] if gone else []
+            gone = [f.path for f in c.files if f.status == "D" and _importable(f.path)]
+            new = [f.path for f in c.files if f.status == "A" and _importable(f.path)] if gone else []
             if new:
                 todo[c.sha] = c.files
                 paths.update(gone, new)
@@ -1078,6 +1081,10 @@ def _slack(since: datetime) -> str:
     # A week of slack: `--since` stops walking at the first old commit, and side-branch
     # commits are usually a little older than the merge that brings them in.
     return (since - timedelta(days=7)).isoformat()
+
+
+def _importable(path: str) -> bool:
+    return path.endswith(".py") and not files_kind.is_minor(path)
 
 
 def _apply_moves(files: list[FileChange], numstat: bytes) -> None:
