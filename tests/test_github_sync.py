@@ -106,6 +106,48 @@ def test_a_pr_a_resync_lists_again_unchanged_costs_no_request_of_its_own(server,
         assert again.client.stats.rest_calls == 0
 
 
+def test_a_sync_reaching_further_back_reads_only_the_earlier_weeks_whole(server, tmp_path):
+    """A sync with an earlier --since than before reads the PRs merged in between whole, and
+    of the rest only what changed since, as any re-sync does; it used to read everything
+    again. Interrupted while reading the earlier weeks, it resumes as a whole sync."""
+    repo = server.repos[REPO]
+    later = SINCE + timedelta(days=10)
+    expected = {p.number for p in repo.prs.values()}
+    earlier = {p.number for p in repo.prs.values() if p.merged_at < later}
+    assert 10 < len(earlier) < len(expected) - 10
+    with open_store(tmp_path / "s.db") as store:
+        sync_repository(fetcher_for(server, page_size=10), store, later, now=NOW)
+        assert set(_rows(store)) == expected - earlier
+        mark = len(server.log)
+        f = fetcher_for(server, page_size=10)
+        result = sync_repository(f, store, SINCE, now=NOW + timedelta(hours=1))
+        assert (result.new, result.updated) == (len(earlier), 0) and result.since == SINCE
+        queries = [r.variables["q"] for r in server.log[mark:]]
+        assert all("merged:" in q for q in queries) and "updated:" not in queries[0] and "updated:>=" in queries[-1]
+        listed_again = {n for r in server.log[mark:] for n in r.numbers} - earlier
+        high = max(p.updated_at for p in repo.prs.values())
+        assert listed_again <= {p.number for p in repo.prs.values() if p.updated_at == high}  # the saved boundary only
+        assert f.client.stats.requests == len(earlier) // 9 + 2  # pages of the earlier weeks, and one more
+        rows = _rows(store)
+        assert set(rows) == expected and set(rows.values()) == {1}
+        state = store.get_sync_state(REPO, "github")
+        assert "pending" not in state.extra and state.extra["since"] == SINCE.astimezone(UTC).isoformat()
+
+    with open_store(tmp_path / "t.db") as store:
+        sync_repository(fetcher_for(server, page_size=10), store, later, now=NOW)
+
+        def crash_on_the_first_page(result):
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            sync_repository(fetcher_for(server, page_size=10), store, SINCE, now=NOW, on_page=crash_on_the_first_page)
+        mark = len(server.log)
+        result = sync_repository(fetcher_for(server, page_size=10), store, SINCE, now=NOW)
+        assert result.resumed and "updated:" not in server.log[mark].variables["q"]
+        rows = _rows(store)
+        assert set(rows) == expected and set(rows.values()) == {1}
+
+
 def test_interrupted_sync_resumes_without_refetching(server, tmp_path):
     expected = {p.number for p in server.repos[REPO].prs.values()}
     with open_store(tmp_path / "s.db") as store:

@@ -116,52 +116,64 @@ def sync_repository(
     low: datetime | None = None
     merged_from = since
     synced_since = parse_time(extra.get("since"))
+    gap: datetime | None = None  # with an earlier --since than before: merged from `since` up to this, read whole
     if pending and _stored_time(pending["since"]) <= since:
         # an interrupted sync that covers what is asked: continue it
         merged_from = _stored_time(pending["since"])
         low = parse_time(pending.get("low"))
         run_start = parse_time(pending.get("started")) or run_start
         result.resumed = True
-    elif synced_since is not None and synced_since <= since and high is not None:
-        # incremental: everything merged since the first sync, updated since the last one
-        merged_from = synced_since
+    elif synced_since is not None and high is not None:
+        # incremental: everything merged since the first sync, updated since the last one;
+        # reaching further back than before, the PRs merged in between are read whole first
         low = high - overlap
-    # else: a first sync, or one that reaches further back than before: everything
+        if since < synced_since:
+            gap = synced_since
+        else:
+            merged_from = synced_since
+    # else: a first sync: everything
     result.since = merged_from
 
-    pending = {"since": merged_from.isoformat(), "started": run_start.isoformat(), "low": low.isoformat() if low else None}
-    # the checkpoint is written after the first page is stored, so that a sync
-    # that fails at once (bad token, no network) leaves the sync state as it was
+    # The checkpoint is written after the first page is stored, so that a sync that fails
+    # at once (bad token, no network) leaves the sync state as it was. While the earlier
+    # range is read it says "everything since `since`" (its low is no updated time of the
+    # rest): an interrupted sync then resumes as a whole one.
+    pending = {"since": merged_from.isoformat(), "started": run_start.isoformat(),
+               "low": low.isoformat() if low and gap is None else None}
     extra["pending"] = pending
     last_synced = state.last_synced_at if state else None
-
-    cursor: str | None = None
-    while True:
-        query = f"{fetcher.base_query()} merged:>={search_time(merged_from)}"
-        if low is not None:
-            query += f" updated:>={search_time(low)}"
-        query += " sort:updated-asc"
-        pages = fetcher.search_pages(query, after=cursor)
-        count, page, end_cursor, has_next = next(pages)
-        pages.close()
-        result.pages += 1
-        _save(fetcher, store, repo, page, known, result)
-        if not page:
-            break
-        page_max = max(updated_at(n) for n in page)
-        high = page_max if high is None else max(high, page_max)
-        if not has_next:
-            break
-        if low is not None and page_max <= low:
-            # a full page of PRs updated in the same second: only the cursor moves on
-            cursor = end_cursor
-        else:
-            cursor = None
-            low = page_max
-        pending["low"] = low.isoformat() if low else None
-        store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra, last_synced_at=last_synced)
-        if on_page is not None:
-            on_page(result)
+    phases = [(f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", None), (
+        f"merged:>={search_time(gap)}", low)] if gap is not None else [(f"merged:>={search_time(merged_from)}", low)]
+    for merged, low in phases:
+        last_phase = merged == phases[-1][0]
+        cursor: str | None = None
+        while True:
+            query = f"{fetcher.base_query()} {merged}"
+            if low is not None:
+                query += f" updated:>={search_time(low)}"
+            query += " sort:updated-asc"
+            pages = fetcher.search_pages(query, after=cursor)
+            count, page, end_cursor, has_next = next(pages)
+            pages.close()
+            result.pages += 1
+            _save(fetcher, store, repo, page, known, result)
+            if not page:
+                break
+            page_max = max(updated_at(n) for n in page)
+            high = page_max if high is None else max(high, page_max)
+            if not has_next:
+                break
+            if low is not None and page_max <= low:
+                # a full page of PRs updated in the same second: only the cursor moves on
+                cursor = end_cursor
+            else:
+                cursor = None
+                low = page_max
+            if last_phase:
+                pending["low"] = low.isoformat() if low else None
+            store.set_sync_state(repo, SOURCE, last_updated=high, extra=extra, last_synced_at=last_synced)
+            if on_page is not None:
+                on_page(result)
 
     extra.pop("pending", None)
     extra["since"] = merged_from.isoformat()
