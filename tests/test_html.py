@@ -176,6 +176,32 @@ def test_chart_labels_are_literal_text(backend):
     assert "训练" in svg and "<b>" not in svg
 
 
+def test_a_home_matplotlib_cannot_write_to_gets_no_warning_and_a_kept_font_cache(tmp_path):
+    """A service account's home may be missing or read-only: matplotlib then warned on
+    stderr on every run ("Matplotlib created a temporary cache directory …") and built its
+    font cache again. A folder of the user's own takes it, and is reused; a MPLCONFIGDIR
+    the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    if not charts.matplotlib_available():
+        pytest.skip("matplotlib (the charts extra) is not installed")
+    draw = "from repobrief.render import charts; print(len(charts.bar_chart([('a', 1)], 't', 'c', backend='matplotlib')))"
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env.update(HOME="/proc/no-such-home", TMPDIR=str(tmp_path))
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", draw], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and int(r.stdout) > 100, r.stderr
+        assert "Matplotlib" not in r.stderr and "MPLCONFIGDIR" not in r.stderr, r.stderr
+    (kept,) = tmp_path.glob("repobrief-*-matplotlib")
+    assert list(kept.glob("fontlist-*.json")) and [p.name for p in tmp_path.iterdir()] == [kept.name]
+    mine = tmp_path / "mine"
+    r = subprocess.run([sys.executable, "-c", draw], env={**env, "MPLCONFIGDIR": str(mine)}, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and list(mine.glob("fontlist-*.json")), r.stderr
+
+
 def test_without_matplotlib_the_builtin_drawer_is_used(monkeypatch):
     monkeypatch.setattr(charts, "matplotlib_available", lambda: False)
     html = render_page(sample_report("en"))

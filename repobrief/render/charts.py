@@ -13,9 +13,14 @@ import html
 import importlib.util
 import io
 import logging
+import os
 import re
+import stat
+import sys
+import tempfile
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 # Colour-blind safe palette (Okabe-Ito), used by both drawers.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -90,6 +95,41 @@ def _backend(requested: str | None) -> str:
 # --------------------------------------------------------------------------- matplotlib
 
 
+def _matplotlib():
+    """matplotlib, imported with a folder for its settings and font cache it can write.
+    Its default (`~/.config/matplotlib`) is not writable for a service account or a
+    read-only home: matplotlib then prints a two-line warning on every run and builds
+    its font cache again in a new temporary folder. repobrief's cache folder takes
+    it instead, else one of this user's own in the temporary directory; a
+    MPLCONFIGDIR the user set is kept."""
+    if "matplotlib" not in sys.modules and not os.environ.get("MPLCONFIGDIR"):
+        config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
+        if not _own_writable(config):
+            from platformdirs import user_cache_path
+
+            uid = getattr(os, "getuid", lambda: 0)()
+            for folder in (user_cache_path("repobrief", appauthor=False) / "matplotlib",
+                           Path(tempfile.gettempdir()) / f"repobrief-{uid}-matplotlib"):
+                if _own_writable(folder):
+                    os.environ["MPLCONFIGDIR"] = str(folder)
+                    break
+    import matplotlib
+
+    return matplotlib
+
+
+def _own_writable(folder: Path) -> bool:
+    """`folder` exists or could be made, is this user's (in a shared temporary directory
+    another user could have made it first) and is writable."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.lstat()
+    except OSError:
+        return False
+    mine = getattr(os, "getuid", None) is None or st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and mine and os.access(folder, os.W_OK)
+
+
 def _figure(width: float, height: float):
     # The object API (no pyplot) keeps global state out and is safe in threads.
     from matplotlib.figure import Figure
@@ -130,7 +170,7 @@ def _mpl_svg(fig, title: str, chart_id: str) -> str:
 
 
 def _mpl_bar(data, title, chart_id, xlabel):
-    import matplotlib
+    matplotlib = _matplotlib()
 
     with matplotlib.rc_context(_mpl_rc(chart_id)):
         n = max(1, len(data))
@@ -148,7 +188,7 @@ def _mpl_bar(data, title, chart_id, xlabel):
 
 
 def _mpl_line(x_labels, series, title, chart_id, total):
-    import matplotlib
+    matplotlib = _matplotlib()
 
     with matplotlib.rc_context(_mpl_rc(chart_id)):
         fig = _figure(7.2, 3.4)
@@ -169,7 +209,7 @@ def _mpl_line(x_labels, series, title, chart_id, total):
 
 
 def _mpl_hist(counts, title, chart_id, threshold, xlabel, ylabel):
-    import matplotlib
+    matplotlib = _matplotlib()
 
     with matplotlib.rc_context(_mpl_rc(chart_id)):
         fig = _figure(6.4, 2.8)
