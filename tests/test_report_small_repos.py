@@ -314,6 +314,25 @@ def test_a_template_remnant_or_a_lead_in_is_no_description(tmp_path, body):
     assert "accomplish" not in item["text"] and ":." not in item["text"] and "such as" not in item["text"]
 
 
+def test_a_folder_named_after_a_known_topic_is_that_topics_theme_not_a_second_one(tmp_path):
+    """`docs/ascend_tutorial` is Ascend NPU work: a week of Ascend docs and scripts read as
+    two themes with mostly the same PRs, the folder's name first (verl 2025-W38). The
+    topic's theme stays."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), "docs/index.md": b.lines(5)})
+    for i, (title, path) in enumerate([
+            ("[doc] chore: update the quick start", "docs/ascend_tutorial/quick_start.rst"),
+            ("[doc] chore: update owners for ascend_tutorial documents", ".github/CODEOWNERS"),
+            ("[model] feat: add a qwen3 grpo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_grpo.sh"),
+            ("[model] feat: add a qwen3 ppo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_ppo.sh"),
+            ("[recipe] feat: add a DAPO NPU example script", "recipe/dapo/run_npu.sh")]):
+        b.commit(f"{title} (#{10 + i})", f"2026-01-1{2 + i % 5}T09:00:00+00:00", {path: b.lines(20)})
+    d = _report(b.path, "2026-W03")
+    names = [i["name"] for i in d["sections"]["trends"]["items"]]
+    assert "Ascend NPU" in names and "ascend_tutorial" not in names
+    assert not any("ascend_tutorial" in t for p in d["pull_requests"] for t in p["themes"])
+
+
 def test_a_theme_within_a_stronger_one_is_not_written_twice(tmp_path):
     """Every "[mcore]" PR is also a "[megatron]" one: the report writes about megatron,
     not about mcore with the same PRs and examples again."""

@@ -40,7 +40,7 @@ TERM_SYNONYMS = {
     "multimodal": "multimodal", "fp8": "fp8", "quantization": "quantization", "quant": "quantization",
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]{1,40}")
-_NAME_PARTS = re.compile(r"[_\-.]")
+NAME_PARTS = re.compile(r"[_\-.]")
 
 
 @dataclass(slots=True)
@@ -63,7 +63,7 @@ def _folder_terms(folder: str, project: str) -> frozenset[str]:
         if p not in _GENERIC_DIRS and p != project and len(p) > 1 and not p.startswith("."):
             out.add(TERM_SYNONYMS.get(p, p))
             # a platform or topic named within the folder's name: `ascend_tutorial` is Ascend NPU work
-            out.update(TERM_SYNONYMS[w] for w in _NAME_PARTS.split(p) if w in TERM_SYNONYMS)
+            out.update(TERM_SYNONYMS[w] for w in NAME_PARTS.split(p) if w in TERM_SYNONYMS)
     return frozenset(out)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..models import PullRequest, Theme
 from . import files as fk
-from .classify import TERM_SYNONYMS, Classified
+from .classify import NAME_PARTS, TERM_SYNONYMS, Classified
 
 # Topics worth a theme whenever they are frequent, even in a week that is not unusual for them.
 KNOWN_TOPICS = set(TERM_SYNONYMS.values()) | {"npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "ci", "docs"}
@@ -157,6 +157,7 @@ def build_themes(
         if z >= 1.0:
             themes.append((len(nums) + z, _theme(f"type:{ty}", name_of(f"type:{ty}"), "type", nums, hist)))
 
+    themes = _without_subtopics(themes)
     themes.sort(key=lambda st: (-st[0], st[1].key))
     # Drop near-duplicates (same PRs under another name), keeping the stronger one.
     kept: list[Theme] = []
@@ -173,6 +174,23 @@ def build_themes(
             kept.append(t)
             kept_prs.append((t.name, s))
     return kept
+
+
+def _without_subtopics(themes: list[tuple[float, Theme]]) -> list[tuple[float, Theme]]:
+    """Without a folder's term that names a known topic which is a theme too, when most of
+    its PRs are that theme's: `docs/ascend_tutorial` is Ascend NPU work, and a week of
+    Ascend docs read as two themes, "ascend_tutorial" first (verl 2025-W38: five PRs
+    each, four of them shared). The topic's name is the one a reader knows."""
+    terms = {t.key[5:]: set(t.prs) for _, t in themes if t.key.startswith("term:")}
+    out = []
+    for score, t in themes:
+        term = t.key[5:] if t.key.startswith("term:") else ""
+        topics = {TERM_SYNONYMS[w] for w in NAME_PARTS.split(term) if w in TERM_SYNONYMS} - {term}
+        mine = set(t.prs)
+        if any(topic in terms and len(mine & terms[topic]) >= 0.5 * min(len(mine), len(terms[topic])) for topic in topics):
+            continue
+        out.append((score, t))
+    return out
 
 
 def pick_report_themes(themes: list[Theme], limit: int = 5) -> list[Theme]:
