@@ -576,7 +576,9 @@ def test_a_risk_named_in_a_sentence_keeps_its_acronyms(tmp_path):
 
 def test_a_risks_titles_say_how_many_more_prs_it_names(tmp_path):
     """verl 2026-W20: "#6135, #6270, #6332, #6322, #6363 and 1 more: … (A, B and C)" read
-    as if three PRs lacked tests; the titles now end with how many more there are."""
+    as if three PRs lacked tests; the titles now end with how many more there are, or,
+    when the list before them has counted the rest already, only that they go on: "#259 …
+    #370 and 4 more: … (A, B, C and 6 more)" read as two sets of PRs (verl 2025-W09)."""
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(10), "tests/test_app.py": b.lines(3)})
     for n in range(10, 15):
@@ -589,7 +591,9 @@ def test_a_risks_titles_say_how_many_more_prs_it_names(tmp_path):
     # a cherry-pick shares its gist with the PR it picks: said once, and counted as told
     b.commit("feat: step 10 (#15)", "2026-01-17T09:00:00+00:00", {"src/m15.py": b.lines(20)})
     (text,) = [i["text"] for i in _report(b.path, "2026-W03")["sections"]["risks"]["items"] if i["name"] == "Changes without tests"]
-    assert "(Step 10, Step 11, Step 12 and 2 more)" in text and text.count("Step 10") == 1, text  # 6 PRs, 4 told
+    assert "and 1 more: " in text and "(Step 10, Step 11, Step 12, …)" in text and text.count("Step 10") == 1, text
+    (text,) = [i["text"] for i in _report(b.path, "2026-W03", "zh")["sections"]["risks"]["items"] if i["name"] == "缺少测试的改动"]
+    assert "等6个PR" in text and "Step 12等）" in text, text
 
 
 def test_a_new_default_said_outside_the_summary_is_a_default_change_not_compatible(tmp_path):

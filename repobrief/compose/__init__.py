@@ -227,6 +227,9 @@ def _releases(facts: WeekFacts) -> list[str]:
     return out
 
 
+RISK_PRS_SHOWN = 5  # the PRs a risk's text lists before "and N more"
+
+
 def _pr_ref(cat: Catalog, numbers: list[int], limit: int = 5, counted: bool = False) -> str:
     """The first `limit` PRs and how many more; `counted`: the sentence states the count
     already (zh then ends the list with "等", not "等5个PR" again)."""
@@ -581,8 +584,18 @@ def _per_pr(cat: Catalog, r: Risk, facts: WeekFacts, detail_of: Callable[[int], 
 
 
 def _more_prs(cat: Catalog, prs: list) -> str:
-    """"; and 2 more PRs" after the details of a risk's first three PRs."""
-    return cat.t("risk_text.more_prs", count=len(prs) - 3, total=len(prs)) if len(prs) > 3 else ""
+    """"; and 2 more PRs" after the details of a risk's first three PRs; only "; …" when
+    the risk's PR list has counted the rest already (see `_counted_before`)."""
+    if len(prs) <= 3:
+        return ""
+    return cat.t("risk_text.more_prs_again") if _counted_before(prs) else cat.t("risk_text.more_prs", count=len(prs) - 3, total=len(prs))
+
+
+def _counted_before(prs: list) -> bool:
+    """Whether a risk's text has said "and N more" of its PRs before its detail: a second
+    count of the same PRs from another point ("#1 … #5 and 4 more: … (A, B, C and 6
+    more)") reads as another set of PRs."""
+    return len(prs) > RISK_PRS_SHOWN
 
 
 def _config_detail(cat: Catalog, evidence: str) -> str:
@@ -614,7 +627,9 @@ def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -
         told += 1
     if told == len(numbers):
         return cat.join(gists)
-    return cat.t("list.sep").join(gists) + cat.t("risk_text.more", count=len(numbers) - told, total=len(numbers))
+    more = cat.t("risk_text.more_again") if _counted_before(numbers) else cat.t(
+        "risk_text.more", count=len(numbers) - told, total=len(numbers))
+    return cat.t("list.sep").join(gists) + more
 
 
 def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
@@ -671,7 +686,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
 
 def risk_text(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     template = period_get(facts, "risk_text", r.kind) or cat.t("risk_text.generic")
-    prs = _pr_ref(cat, r.prs, counted="{count}" in template)
+    prs = _pr_ref(cat, r.prs, RISK_PRS_SHOWN, counted="{count}" in template)
     are = "are" if len(r.prs) > 1 else "is"
     return template.format(prs=prs, detail=risk_detail(cat, r, facts), count=len(r.prs), are=are)
 
