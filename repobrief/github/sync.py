@@ -142,10 +142,11 @@ def sync_repository(
                "low": low.isoformat() if low and gap is None else None}
     extra["pending"] = pending
     last_synced = state.last_synced_at if state else None
-    phases = [(f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", None), (
-        f"merged:>={search_time(gap)}", low)] if gap is not None else [(f"merged:>={search_time(merged_from)}", low)]
-    for merged, low in phases:
-        last_phase = merged == phases[-1][0]
+    phases: list[tuple[str, datetime | None]] = [(f"merged:>={search_time(gap or merged_from)}", low)]
+    if gap is not None:  # the earlier range first, whole
+        phases.insert(0, (f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", None))
+    for i, (merged, low) in enumerate(phases):
+        last_phase = i == len(phases) - 1
         cursor: str | None = None
         while True:
             query = f"{fetcher.base_query()} {merged}"

@@ -1093,12 +1093,16 @@ def _apply_moves(files: list[FileChange], numstat: bytes) -> None:
     shared by the commit and its PR."""
     tokens = numstat.split(b"\0")
     moves: dict[str, tuple[str, int | None, int | None]] = {}
-    for i in range(len(tokens) - 2):
+    i = 0
+    while i + 2 < len(tokens):
         cols = tokens[i].lstrip(b"\n").split(b"\t")
-        if len(cols) == 3 and not cols[2]:  # a rename's counts: its paths follow
-            a, d = cols[0], cols[1]
-            old, new = (t.decode("utf-8", "replace") for t in tokens[i + 1:i + 3])
-            moves[new] = (old, None if a == b"-" else int(a), None if d == b"-" else int(d))
+        if len(cols) != 3 or cols[2] or not all(c.isdigit() or c == b"-" for c in cols[:2]):
+            i += 1  # not a rename's counts (whose two paths follow): nothing else is asked for
+            continue
+        a, d = cols[0], cols[1]
+        old, new = (t.decode("utf-8", "replace") for t in tokens[i + 1:i + 3])
+        moves[new] = (old, None if a == b"-" else int(a), None if d == b"-" else int(d))
+        i += 3
     if not moves:
         return
     olds = {old for old, _, _ in moves.values()}
