@@ -179,10 +179,11 @@ def test_a_closing_issue_the_token_may_not_read_is_left_out_with_a_warning(tmp_p
                               "(Resource not accessible by personal access token); the rest of it is kept"]
 
 
-def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_path):
+def test_a_renamed_module_or_config_file_keeps_where_it_came_from_in_one_rest_request(tmp_path):
     """GraphQL lists a renamed file at its new path only; code that imports the old path
-    breaks, so for a PR that renames Python files the REST list of its files (paged, 100 a
-    page) gives the old path. PRs renaming nothing else, or only docs, cost no request."""
+    breaks, and so do scripts naming a moved config file, so for a PR that renames Python
+    modules or config files the REST list of its files (paged, 100 a page) gives the old
+    path. PRs renaming nothing else, or only docs, cost no request."""
     from repobrief.analysis.risks import module_changes
     from repobrief.github.sync import sync_repository
     from repobrief.store import open_store
@@ -196,14 +197,17 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
                        "previous": "verl/models/qwen2.py"})
     prs[6823].files.append({"path": "docs/new_name.md", "additions": 0, "deletions": 0, "changeType": "RENAMED",
                             "previous": "docs/old_name.md"})
+    prs[6818].files.append({"path": "verl/trainer/config/legacy/ppo_trainer.yaml", "additions": 1, "deletions": 0,
+                            "changeType": "RENAMED", "previous": "verl/trainer/config/ppo_trainer.yaml"})
     with serve(FakeGitHub(), list(prs.values())) as server:
         f = fetcher_for(server)
         got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
         assert server.errors == []
         rest = [e for e in server.log if e.operation == "rest:pulls/files"]
         assert sorted(e.path.split("/pulls/")[1] for e in rest) == [
-            "6572/files?per_page=100&page=1", "6572/files?per_page=100&page=2", "6779/files?per_page=100&page=1"]
-        assert f.client.stats.rest_calls == 3
+            "6572/files?per_page=100&page=1", "6572/files?per_page=100&page=2", "6779/files?per_page=100&page=1",
+            "6818/files?per_page=100&page=1"]
+        assert f.client.stats.rest_calls == 4
         # the REST answers' budget ("core") is not taken for GraphQL's points
         assert f.client.stats.remaining == server.remaining != 4321
         moved = {(x.path, x.status, x.previous) for x in got[6779].files if x.previous}
@@ -211,6 +215,12 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
         assert module_changes(got[6779], frozenset({"verl"})) == ["module moved: verl.utils.detok -> verl.utils.text.detok"]
         assert [x.previous for x in got[6572].files if x.previous] == ["verl/models/qwen2.py"]
         assert not any(x.previous for x in got[6823].files)  # a renamed doc: GraphQL's path is enough
+        # a renamed config file: where it came from, as a clone's rename detection gives it
+        assert [x.previous for x in got[6818].files if x.previous] == ["verl/trainer/config/ppo_trainer.yaml"]
+        from repobrief.analysis.risks import _config_changes
+
+        assert "config file renamed verl/trainer/config/ppo_trainer.yaml -> verl/trainer/config/legacy/ppo_trainer.yaml" in (
+            _config_changes(got[6818], ""))
         # the old path is kept in the store, for reports read from it
         with open_store(tmp_path / "s.db") as store:
             sync_repository(fetcher_for(server), store, W26_START, now=W26_END + timedelta(days=1))
@@ -221,7 +231,7 @@ def test_a_renamed_python_file_keeps_where_it_came_from_in_one_rest_request(tmp_
         f = fetcher_for(server)
         got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
         assert len(got) == 22 and not any(x.previous for p in got.values() for x in p.files)
-        assert [w.key for w in f.warnings] == ["github_withheld", "github_withheld"]
+        assert [w.key for w in f.warnings] == ["github_withheld"] * 3  # one per PR: #6572, #6779, #6818
         assert str(f.warnings[0]).startswith("GitHub withheld the old paths of its renamed files of #")
         assert "no GitHub resource at" in str(f.warnings[0]) and "test-token" not in str(f.warnings)
 

@@ -130,8 +130,10 @@ def test_a_week_after_an_empty_one_is_not_compared_with_zero(tmp_path):
 
 def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_path):
     """A pure move (same content, new path) counts no lines, as GitHub counts a rename:
-    it makes no PR large, puts no core path at risk, and a moved config file is not
-    a removed one (a moved module is a risk to its importers: see the test below). A file moved and edited is still a deletion and an addition."""
+    it makes no PR large and puts no core path at risk. A moved module is a risk to its
+    importers (see the test below), and a moved config file to the scripts that name it:
+    moved, not removed. A file replaced by other content elsewhere is still a deletion
+    and an addition."""
     b = GitRepoBuilder(tmp_path / "repo")
     big = b.lines(400)
     b.commit("initial", "2026-01-05T10:00:00+00:00",
@@ -145,8 +147,10 @@ def test_a_file_moved_unchanged_is_a_move_not_every_line_deleted_and_added(tmp_p
     prs = {p["number"]: p for p in d["pull_requests"]}
     moved = {f["path"]: (f["status"], f["added"], f["deleted"]) for f in prs[10]["files"]}
     assert moved == {"pkg/core/runtime/engine.py": ("R", 0, 0), "configs/train.yaml": ("R", 0, 0)}
-    # The one risk left is to code that imports the module by its old path.
-    assert [r["kind"] for r in prs[10]["risks"]] == ["module_removed"]
+    # The risks left are to code that imports the module, and scripts that name the config, by the old path.
+    assert {r["kind"]: r["evidence"] for r in prs[10]["risks"]} == {
+        "config_change": ["config file renamed conf/train.yaml -> configs/train.yaml"],
+        "module_removed": ["module moved: pkg.core.engine -> pkg.core.runtime.engine"]}
     assert d["stats"]["lines_added"] == 50 and d["stats"]["lines_deleted"] == 50
     assert {f["status"] for f in prs[11]["files"]} == {"A", "D"}
 
@@ -442,6 +446,28 @@ def test_a_module_renamed_with_edits_reads_as_moved_in_report_and_backfill(tmp_p
     (week,) = (tmp_path / "out").glob("*.json")
     backfilled = {p["number"]: p for p in json.loads(week.read_text())["pull_requests"]}
     assert backfilled[10]["files"] == prs[10]["files"] and backfilled[10]["risks"] == prs[10]["risks"]
+
+
+def test_a_config_file_moved_with_edits_is_renamed_configuration_not_a_deleted_file(tmp_path):
+    """A config file moved (and edited) breaks the scripts that name its old path, as a
+    deleted one does, but the reader needs where it went: git's rename detection gives
+    it in a clone, as GitHub's REST list of files does."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    config = "".join(f"key_{i}: {i}\n" for i in range(40))
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"acme/__init__.py": "", "acme/config/ppo_trainer.yaml": config})
+    b.commit("[trainer] refactor: move the legacy trainer config (#10)", "2026-01-13T09:00:00+00:00", {
+        "acme/config/ppo_trainer.yaml": None, "acme/config/legacy/ppo_trainer.yaml": config + "extra: 1\n"})
+    d = _report(b.path, "2026-W03")
+    (pr,) = d["pull_requests"]
+    (risk,) = [r for r in pr["risks"] if r["kind"] == "config_change"]
+    assert risk["severity"] == "high"
+    assert risk["evidence"] == ["config file renamed acme/config/ppo_trainer.yaml -> acme/config/legacy/ppo_trainer.yaml"]
+    assert pr["files"] == [{"path": "acme/config/legacy/ppo_trainer.yaml", "added": 1, "deleted": 0, "status": "M",
+                            "previous": "acme/config/ppo_trainer.yaml"}]
+    (text,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["prs"] == [10] and "config" in i["text"].lower()]
+    assert "acme/config/ppo_trainer.yaml moved to acme/config/legacy/ppo_trainer.yaml" in text and "deleted" not in text
+    zh = _report(b.path, "2026-W03", "zh")
+    assert "acme/config/ppo_trainer.yaml移至acme/config/legacy/ppo_trainer.yaml" in json.dumps(zh["sections"], ensure_ascii=False)
 
 
 def test_many_modules_removed_are_counted_per_pr(tmp_path):

@@ -88,6 +88,14 @@ def is_config(path: str) -> bool:
     return kinds(path) & CONFIG != 0
 
 
+def move_matters(path: str) -> bool:
+    """Whether users may name the file by its path, so that moving it breaks them: a Python
+    module of the code (imported by its path) or a configuration file (named in scripts
+    and in other configs). Tests, docs, examples and tools' files are nobody's import."""
+    k = kinds(path)
+    return k & CONFIG != 0 or (k & MINOR == 0 and path.endswith(".py"))
+
+
 def is_source(path: str) -> bool:
     return kinds(path) & SOURCE != 0
 

@@ -206,6 +206,9 @@ def _config_changes(pr: PullRequest, diff: str, packages: frozenset[str] = froze
     ev: list[str] = []
     deleted = {f.path for f in pr.files if f.status == "D" and fk.is_config(f.path)}
     ev += [f"removed config file {path}" for path in sorted(deleted)]
+    # Moved: scripts and other configs that name the old path no longer find it.
+    ev += sorted(f"config file renamed {f.previous} -> {f.path}" for f in pr.files
+                 if f.previous and f.previous != f.path and fk.is_config(f.previous))
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
     current, keys = "", _NO_KEYS

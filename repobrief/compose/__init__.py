@@ -541,6 +541,7 @@ def risk_title(cat: Catalog, r: Risk) -> str:
 _RENAMED = re.compile(r"^config key renamed (\S+) -> (\S+) in (\S+)$")
 _REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
 _REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
+_MOVED_FILE = re.compile(r"^config file renamed (\S+) -> (\S+)$")
 _REMOVED_NAMED = re.compile(r"^config key removed \(title\): (\S+)$")
 _MODULE = re.compile(r"^module (?:removed: (\S+)|moved: (\S+) -> (\S+))$")
 _MODULES_MORE = re.compile(r"^(\d+) more modules? removed or moved$")
@@ -606,6 +607,8 @@ def _config_detail(cat: Catalog, evidence: str) -> str:
         return cat.t("detail.removed_key", key=m[1], file=m[2])
     if m := _REMOVED_FILE.match(evidence):
         return cat.t("detail.removed_file", file=m[1])
+    if m := _MOVED_FILE.match(evidence):
+        return cat.t("detail.moved_file", old=m[1], new=m[2])
     if m := _REMOVED_NAMED.match(evidence):
         return cat.t("detail.removed_named", key=m[1])
     return ""

@@ -12,6 +12,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from ..analysis import files as fk
 from ..conventions import parse_title, reverted_title, reverts_named
 from ..errors import SourceError
 from ..models import Comment, FileChange, Notice, PullRequest, ReviewThread
@@ -226,12 +227,13 @@ class PullRequestFetcher:
                        updated_at(node))
 
     def _moved_from(self, number: int, files: list[dict]) -> dict[str, str]:
-        """Where the PR's renamed Python files came from (new path -> old path): code that
-        imports a moved module breaks. GraphQL does not give a rename's old path; the REST
-        list of the PR's files does, so it is read only for a PR that renames Python files.
+        """Where the PR's renamed modules and config files came from (new path -> old path):
+        code that imports a moved module breaks, and so do scripts naming a moved config.
+        GraphQL does not give a rename's old path; the REST list of the PR's files does, so
+        it is read only for a PR that renames such files (`files.move_matters`).
         The old paths are a detail: a request that fails (after the client's retries) is a
         warning, and the PR is kept without them."""
-        renamed = {f["path"] for f in files if f.get("changeType") == "RENAMED" and f["path"].endswith(".py")}
+        renamed = {f["path"] for f in files if f.get("changeType") == "RENAMED" and fk.move_matters(f["path"])}
         found: dict[str, str] = {}
         page = 1
         while renamed - found.keys():

@@ -547,14 +547,15 @@ class GitSource(Source):
         self._numstat_done.add(sha)
 
     def _ensure_moves(self, shas: Iterable[str | None]) -> None:
-        """Python modules moved with edits, found by git's rename detection: `--no-renames`
-        lists such a move as a deletion and an addition (a module "removed"), and pairing
-        them by name or size would guess. Only commits that delete and add a `.py` file
-        are asked about, in one `git log -M` limited to those files; each move found
-        becomes one entry at the new path with the edit's line counts and the old path
-        (as GitHub lists a rename). Line counts come first (`_ensure_numstat`). Tests,
-        docs and examples are left out: nothing imports them, and they are half the
-        files such commits delete and add."""
+        """Python modules and configuration files moved with edits, found by git's rename
+        detection: `--no-renames` lists such a move as a deletion and an addition (a
+        module or config file "removed"), and pairing them by name or size would guess.
+        Only commits that delete and add such files (`files.move_matters`) are asked
+        about, in one `git log -M` limited to those files; each move found becomes one
+        entry at the new path with the edit's line counts and the old path (as GitHub
+        lists a rename). Line counts come first (`_ensure_numstat`). Tests, docs and
+        examples are left out: nobody imports them, and they are half the files such
+        commits delete and add."""
         todo: dict[str, list[FileChange]] = {}
         paths: set[str] = set()
         for sha in shas:
@@ -562,8 +563,8 @@ class GitSource(Source):
             if c is None or c.moves_read:
                 continue
             c.moves_read = True
-            gone = [f.path for f in c.files if f.status == "D" and _importable(f.path)]
-            new = [f.path for f in c.files if f.status == "A" and _importable(f.path)] if gone else []
+            gone = [f.path for f in c.files if f.status == "D" and files_kind.move_matters(f.path)]
+            new = [f.path for f in c.files if f.status == "A" and files_kind.move_matters(f.path)] if gone else []
             if new:
                 todo[c.sha] = c.files
                 paths.update(gone, new)
@@ -1081,10 +1082,6 @@ def _slack(since: datetime) -> str:
     # A week of slack: `--since` stops walking at the first old commit, and side-branch
     # commits are usually a little older than the merge that brings them in.
     return (since - timedelta(days=7)).isoformat()
-
-
-def _importable(path: str) -> bool:
-    return path.endswith(".py") and not files_kind.is_minor(path)
 
 
 def _apply_moves(files: list[FileChange], numstat: bytes) -> None:
