@@ -39,6 +39,12 @@ def _report(repo: Path, week: str, lang: str = "en") -> dict:
     return json.loads(out)
 
 
+def _one_file_prs(b: GitRepoBuilder, prs: list[tuple[str, str]], first_day: int = 13) -> None:
+    """One PR per (title, path), numbered from #10, a day apart in 2026-W03, each adding 30 lines to its file."""
+    for i, (title, path) in enumerate(prs):
+        b.commit(f"{title} (#{10 + i})", f"2026-01-{first_day + i % 5}T09:00:00+00:00", {path: b.lines(30)})
+
+
 def test_a_young_repository_is_compared_with_the_weeks_it_has_existed(young):
     d = _report(young, "2026-W07")
     s = d["stats"]
@@ -236,13 +242,12 @@ def test_risks_the_titles_do_not_support_and_breaking_changes_named(tmp_path):
     own; two breaking changes are each named in the summary with their gists."""
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/merge.py": b.lines(40), "src/train.py": b.lines(40)})
-    for i, (title, path) in enumerate([
+    _one_file_prs(b, [
         ("fix: drop tied target keys before save_pretrained", "src/merge.py"),
         ("fix: typo in clip_cov_ratio", "src/train.py"),
         ("[BREAKING] refactor: move the server manager", "src/server.py"),
         ("feat!: switch the rollout backend by default", "src/rollout.py"),
-    ]):
-        b.commit(f"{title} (#{10 + i})", f"2026-01-1{3 + i}T09:00:00+00:00", {path: b.lines(30)})
+    ])
     d = _report(b.path, "2026-W03")
     risky = {r["kind"]: r["prs"] for r in d["risks"]}
     assert "config_change" not in risky and 11 not in risky.get("missing_tests", [])
@@ -324,13 +329,12 @@ def test_a_folder_named_after_a_known_topic_is_that_topics_theme_not_a_second_on
     topic's theme stays."""
     b = GitRepoBuilder(tmp_path / "repo")
     b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(30), "docs/index.md": b.lines(5)})
-    for i, (title, path) in enumerate([
-            ("[doc] chore: update the quick start", "docs/ascend_tutorial/quick_start.rst"),
-            ("[doc] chore: update owners for ascend_tutorial documents", ".github/CODEOWNERS"),
-            ("[model] feat: add a qwen3 grpo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_grpo.sh"),
-            ("[model] feat: add a qwen3 ppo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_ppo.sh"),
-            ("[recipe] feat: add a DAPO NPU example script", "recipe/dapo/run_npu.sh")]):
-        b.commit(f"{title} (#{10 + i})", f"2026-01-1{2 + i % 5}T09:00:00+00:00", {path: b.lines(20)})
+    _one_file_prs(b, [
+        ("[doc] chore: update the quick start", "docs/ascend_tutorial/quick_start.rst"),
+        ("[doc] chore: update owners for ascend_tutorial documents", ".github/CODEOWNERS"),
+        ("[model] feat: add a qwen3 grpo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_grpo.sh"),
+        ("[model] feat: add a qwen3 ppo script on ASCEND NPU", "docs/ascend_tutorial/qwen3_ppo.sh"),
+        ("[recipe] feat: add a DAPO NPU example script", "recipe/dapo/run_npu.sh")], first_day=12)
     d = _report(b.path, "2026-W03")
     names = [i["name"] for i in d["sections"]["trends"]["items"]]
     assert "Ascend NPU" in names and "ascend_tutorial" not in names
