@@ -470,8 +470,11 @@ def test_a_config_file_moved_with_edits_is_renamed_configuration_not_a_deleted_f
                             "previous": "acme/config/ppo_trainer.yaml"}]
     (text,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["prs"] == [10] and "config" in i["text"].lower()]
     assert "acme/config/ppo_trainer.yaml moved to acme/config/legacy/ppo_trainer.yaml" in text and "deleted" not in text
+    (rec,) = [i["text"] for i in d["sections"]["recommendations"]["items"] if i["name"] == "Publish a migration note"]
+    assert rec.startswith("Maintainers should list the config files #10 moved in the release notes, with their old and new paths")
     zh = _report(b.path, "2026-W03", "zh")
-    assert "acme/config/ppo_trainer.yaml移至acme/config/legacy/ppo_trainer.yaml" in json.dumps(zh["sections"], ensure_ascii=False)
+    zh_text = json.dumps(zh["sections"], ensure_ascii=False)
+    assert "acme/config/ppo_trainer.yaml移至acme/config/legacy/ppo_trainer.yaml" in zh_text and "#10移动的配置文件及其新旧路径" in zh_text
 
 
 def test_many_modules_removed_are_counted_per_pr(tmp_path):

@@ -739,11 +739,14 @@ def recommendations(facts: WeekFacts) -> list[Item]:
             then=cat.t("rec.follow_notes" + "_many" * (len(noted) > 1), prs=_pr_ref(cat, noted, 4)) if noted else "")
         # Renamed keys get the old-and-new list; otherwise what changes and how to keep the old.
         # Notes a PR gives already are to be carried over, not written anew.
+        evidence = config.evidence if config else []
         renamed = any(e.startswith("config key renamed") or (e.startswith("title:") and "renam" in e.lower())
-                      for e in (config.evidence if config else []))
+                      for e in evidence)
+        moved = any(e.startswith("config file renamed") for e in evidence)  # files, not keys: their paths
         unnoted = [n for n in prs if n not in noted]
         if unnoted:
-            add(1, "migration" if renamed else "migration_behaviour", unnoted, title="migration")
+            add(1, "migration" if renamed else "migration_files" if moved else "migration_behaviour", unnoted,
+                title="migration")
         else:
             add(1, "migration_link", noted, title="migration")
     if "module_removed" in kinds:
