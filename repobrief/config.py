@@ -482,6 +482,21 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
+def _check_shadowed(data: dict, over: dict, cls: type = Settings, prefix: str = "") -> None:
+    """Check the type of each value of the file's `data` that the environment or a flag
+    replaces (`over`): the file is broken all the same (`api_key = 12345`), and would
+    fail the first run without that variable."""
+    hints = _hints(cls)
+    for key, value in over.items():
+        if key not in data or key not in hints:
+            continue
+        where = f"{prefix}.{key}" if prefix else key
+        if not isinstance(value, dict):
+            _coerce(data[key], hints[key], where)
+        elif isinstance(data[key], dict) and isinstance(hints[key], type) and dataclasses.is_dataclass(hints[key]):
+            _check_shadowed(data[key], value, hints[key], where)
+
+
 def load_settings(
     repo_path: str | Path | None = None,
     config_file: str | Path | None = None,
@@ -496,9 +511,14 @@ def load_settings(
         data = read_config_file(path)
         source = str(path)
     from_env: dict[str, str] = {}  # option -> the variable that set it
-    data = _merge(data, _env_overrides(dict(os.environ) if env is None else env, from_env))
+    env_data = _env_overrides(dict(os.environ) if env is None else env, from_env)
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
-    data = _merge(data, flags)
+    if data:
+        try:
+            _check_shadowed(data, _merge(env_data, flags))
+        except ConfigError as e:
+            raise ConfigError(f"{e.message} (in {source})", e.hint, option=e.option) from None
+    data = _merge(_merge(data, env_data), flags)
     try:
         settings = _build(Settings, data)
         settings.source_file = source

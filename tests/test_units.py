@@ -529,6 +529,24 @@ def test_a_bad_value_says_where_it_came_from(tmp_path):
     assert str(e.value).startswith(f"option 'language' is 'fr'; expected one of zh, en (in {tmp_path / 'repobrief.toml'})")
 
 
+def test_a_bad_value_in_the_file_is_an_error_even_when_the_environment_replaces_it(tmp_path):
+    """`api_key = 12345` in the file was accepted while OPENAI_API_KEY was set, and failed
+    only in the first run without it. The file's value is still checked, and a secret's
+    value is not shown; a good one is replaced as before."""
+    (tmp_path / "repobrief.toml").write_text('[llm]\napi_key = 8472910365519284\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_settings(tmp_path, env={"REPOBRIEF_LLM_API_KEY": "sk-env"})
+    assert str(e.value).startswith(f"option 'llm.api_key' must be a string, got an integer (value not shown: this option "
+                                   f"holds a secret) (in {tmp_path / 'repobrief.toml'})")
+    assert "8472910365519284" not in str(e.value) + (e.value.hint or "")
+    (tmp_path / "repobrief.toml").write_text('threshold = "high"\n[llm]\napi_key = "sk-file"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"option 'threshold' must be a number, got 'high' \(in "):
+        load_settings(tmp_path, env={}, overrides={"threshold": 7.0})
+    (tmp_path / "repobrief.toml").write_text('threshold = 6\n[llm]\napi_key = "sk-file"\n', encoding="utf-8")
+    s = load_settings(tmp_path, env={"REPOBRIEF_LLM_API_KEY": "sk-env"}, overrides={"threshold": 7.0})
+    assert s.llm.api_key == "sk-env" and s.threshold == 7.0
+
+
 def test_a_team_config_given_as_a_repository_config_says_so(tmp_path):
     cfg = tmp_path / "team.toml"
     cfg.write_text('out = "reports"\n[[repositories]]\nsource = "."\n', encoding="utf-8")
