@@ -181,16 +181,17 @@ def _without_subtopics(themes: list[tuple[float, Theme]]) -> list[tuple[float, T
     its PRs are that theme's: `docs/ascend_tutorial` is Ascend NPU work, and a week of
     Ascend docs read as two themes, "ascend_tutorial" first (verl 2025-W38: five PRs
     each, four of them shared). The topic's name is the one a reader knows."""
-    terms = {t.key[5:]: set(t.prs) for _, t in themes if t.key.startswith("term:")}
-    out = []
-    for score, t in themes:
-        term = t.key[5:] if t.key.startswith("term:") else ""
-        topics = {TERM_SYNONYMS[w] for w in NAME_PARTS.split(term) if w in TERM_SYNONYMS} - {term}
-        mine = set(t.prs)
-        if any(topic in terms and len(mine & terms[topic]) >= 0.5 * min(len(mine), len(terms[topic])) for topic in topics):
-            continue
-        out.append((score, t))
-    return out
+    terms = {t.key.removeprefix("term:"): set(t.prs) for _, t in themes if t.key.startswith("term:")}
+
+    def subtopic(t: Theme) -> bool:
+        term = t.key.removeprefix("term:")
+        if term == t.key:  # a module, a configured theme, a type wave
+            return False
+        mine = terms[term]
+        topics = {TERM_SYNONYMS[w] for w in NAME_PARTS.split(term) if w in TERM_SYNONYMS} & terms.keys() - {term}
+        return any(len(mine & terms[topic]) >= 0.5 * min(len(mine), len(terms[topic])) for topic in topics)
+
+    return [(score, t) for score, t in themes if not subtopic(t)]
 
 
 def pick_report_themes(themes: list[Theme], limit: int = 5) -> list[Theme]:

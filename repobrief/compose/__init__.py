@@ -589,7 +589,9 @@ def _more_prs(cat: Catalog, prs: list) -> str:
     the risk's PR list has counted the rest already (see `_counted_before`)."""
     if len(prs) <= 3:
         return ""
-    return cat.t("risk_text.more_prs_again") if _counted_before(prs) else cat.t("risk_text.more_prs", count=len(prs) - 3, total=len(prs))
+    if _counted_before(prs):
+        return cat.t("risk_text.more_prs_again")
+    return cat.t("risk_text.more_prs", count=len(prs) - 3, total=len(prs))
 
 
 def _counted_before(prs: list) -> bool:

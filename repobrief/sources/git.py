@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..analysis import files as files_kind
+from ..analysis import files as fk
 from ..conventions import NUMBER, REVERTS_SHA, reverted_title, reverts_named
 from ..errors import SourceError
 from ..models import Commit, FileChange, Notice, PullRequest, inert_text
@@ -563,8 +563,8 @@ class GitSource(Source):
             if c is None or c.moves_read:
                 continue
             c.moves_read = True
-            gone = [f.path for f in c.files if f.status == "D" and files_kind.move_matters(f.path)]
-            new = [f.path for f in c.files if f.status == "A" and files_kind.move_matters(f.path)] if gone else []
+            gone = [f.path for f in c.files if f.status == "D" and fk.move_matters(f.path)]
+            new = [f.path for f in c.files if f.status == "A" and fk.move_matters(f.path)] if gone else []
             if new:
                 todo[c.sha] = c.files
                 paths.update(gone, new)
