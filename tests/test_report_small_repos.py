@@ -719,6 +719,32 @@ def test_a_tools_own_folder_is_neither_configuration_nor_source(tmp_path):
     assert "Check configuration before upgrading" not in json.dumps(d["sections"]["recommendations"])
 
 
+def test_docs_and_run_scripts_kept_beside_the_core_code_are_not_core_code(tmp_path):
+    """verl keeps READMEs and run scripts in its core folders (`verl/experimental/
+    fully_async_policy/shell/*.sh`): "[doc] fix: repair broken Ascend tutorial links and
+    shell filename" (#7074) read as a large change in core code with no tests, and a
+    README-only PR as one that touches a core path."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    core = "pkg/engine"
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {f"{core}/main.py": b.lines(400), f"{core}/README.md": b.lines(50),
+                                                       f"{core}/shell/run_8gpu.sh": b.lines(150)})
+    b.commit("[doc] fix: repair the run script's name (#10)", "2026-01-13T09:00:00+00:00",
+             {f"{core}/shell/run_8gpu.sh": None, f"{core}/shell/run_8_gpu.sh": b.lines(150)})
+    b.commit("[doc] chore: explain the engine (#11)", "2026-01-14T09:00:00+00:00", {f"{core}/README.md": b.lines(300)})
+    b.commit("[engine] fix: step the engine once (#12)", "2026-01-15T09:00:00+00:00", {f"{core}/main.py": b.lines(400)})
+    (b.path / "repobrief.toml").write_text(f'core_paths = ["{core}"]\n', encoding="utf-8")
+    code, out, err = run_cli("report", str(b.path), "--config", str(b.path / "repobrief.toml"), "--name", "acme/pkg",
+                             "--week", "2026-W03", "--format", "json", "-q")
+    assert code == 0, err
+    prs = {p["number"]: p for p in json.loads(out)["pull_requests"]}
+    for n in (10, 11):
+        assert [t for t in prs[n]["importance_terms"] if t["code"] == "core_path"] == [], prs[n]["importance_reasons"]
+        assert {r["kind"] for r in prs[n]["risks"]} & {"core_path", "missing_tests"} == set(), prs[n]["risks"]
+    # the code beside them still is core code, and a fix to it without tests is asked for them
+    assert any(t["code"] == "core_path" for t in prs[12]["importance_terms"])
+    assert {"core_path", "missing_tests"} <= {r["kind"] for r in prs[12]["risks"]}
+
+
 def test_a_change_reverted_the_same_week_is_asked_nothing_and_shown_once(tmp_path):
     """verl 2026-W15: #5904 was reverted by #5942 and landed again as #5945; a
     recommendation still listed #5904, and a theme gave the same title twice."""

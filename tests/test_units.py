@@ -1282,6 +1282,7 @@ def test_what_kind_of_file_a_path_is():
         "pkg/api.py": {"source", "api"},
         "api.py": {"source"},
         "examples/run.sh": {"source", "example", "minor"},
+        "verl/experimental/async/shell/run_8gpu.sh": {"source", "example", "minor"},
         "setup.py": {"dependency", "source"},
         "Dockerfile.cuda": {"dependency"},
         "README.md": {"doc", "minor"},

@@ -48,9 +48,10 @@ class AnalysisContext:
         return fk.matcher(tuple(self.core_paths))
 
     def is_core(self, path: str) -> bool:
-        """Whether `path` lies under a core path (`files.path_matches`, with the core
-        paths' matcher looked up once per week instead of once per file)."""
-        return fk.in_matcher(self._core_matcher, path)
+        """Whether `path` is core code: under a core path (`files.path_matches`, with the
+        core paths' matcher looked up once per week instead of once per file), and no
+        docs, tests or scripts kept there (a run script beside the code is no core code)."""
+        return fk.in_matcher(self._core_matcher, path) and not fk.is_minor(path)
 
     @property
     def project(self) -> str:

@@ -31,6 +31,9 @@ def base(path: str) -> str:
 # Each kind as a bit of `kinds(path)`.
 TEST, CI, DOC, DEPENDENCY, CONFIG, SOURCE, API, EXAMPLE, MINOR = (1 << i for i in range(9))
 _EXAMPLE_RX = re.compile(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)")
+# Shell scripts launch and install (verl keeps its run scripts beside the code, in
+# `verl/experimental/*/shell/`): scripts wherever they live, not code that needs tests.
+_SCRIPT_EXT = (".sh", ".bash")
 # The manifests' globs as one regex: one match per new path instead of a fnmatch per glob.
 _DEPENDENCY_RX = re.compile("|".join(f"(?:{translate(g)})" for g in DEPENDENCY_FILES))
 
@@ -56,7 +59,7 @@ def kinds(path: str) -> int:
         low.endswith(_CONFIG_EXT) or low.endswith(".py"))
     source = low.endswith(_SOURCE_EXT) and not (test or doc or ci or tool)
     api = source and base(path) in _API_NAMES and "/" in path
-    example = _EXAMPLE_RX.search(path) is not None
+    example = _EXAMPLE_RX.search(path) is not None or low.endswith(_SCRIPT_EXT)
     # Docs, tests, CI, examples and tools' files: changes here rarely affect users of the code.
     minor = doc or test or ci or example or tool
     return (TEST * test | CI * ci | DOC * doc | DEPENDENCY * dependency | CONFIG * config | SOURCE * source
