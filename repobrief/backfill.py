@@ -84,7 +84,8 @@ def backfill(
             warnings.update(dict.fromkeys(warned))
             if progress:
                 progress(done, len(windows))
-        return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1, warnings=list(warnings))
+        return BackfillResult(len(windows), written, prs, time.perf_counter() - started, 1,
+                              warnings=_said_once(list(warnings), settings.language))
     from .background import Background
     from .registry import SOURCES
     from .targets import needs_store, open_source, resolve_target
@@ -383,4 +384,12 @@ def _parallel(job: tuple, windows: list[Window], workers: int, progress, started
             if p.is_alive():
                 p.terminate()
             p.join()
-    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers, helpers, list(warnings))
+    return BackfillResult(len(windows), written, prs, time.perf_counter() - started, workers, helpers,
+                          _said_once(list(warnings), job[1].language))
+
+
+def _said_once(warnings: list[str], language: str) -> list[str]:
+    from .pipeline import said_once
+
+    return said_once(warnings, language)
+

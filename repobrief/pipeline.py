@@ -390,7 +390,20 @@ def _stale(source, window: Window, changed: list, cat) -> list[str]:
     newest = source.newest_commit()
     if newest is None or newest >= window.start - timedelta(days=7):
         return []
-    return [cat.t("warnings.stale", date=f"{newest.astimezone(window.tz):%Y-%m-%d}", days=(window.start - newest).days)]
+    params = {"date": f"{newest.astimezone(window.tz):%Y-%m-%d}", "days": (window.start - newest).days}
+    # A Notice: a backfill says the weeks after the clone's newest commit once (`said_once`).
+    return [Notice(cat.t("warnings.stale", **params), "stale", period=window.label, **params)]
+
+
+def said_once(warnings: list[str], language: str) -> list[str]:
+    """The reports' warnings, with the weeks after a clone's newest commit said in one
+    warning instead of one per week ("… 10 days before this period", "… 17 days …", …)."""
+    stale = sorted((w for w in warnings if isinstance(w, Notice) and w.key == "stale"), key=lambda w: w.params["period"])
+    if len(stale) < 2:
+        return warnings
+    said = catalog(language).t("warnings.stale_weeks", date=stale[0].params["date"], count=len(stale),
+                               first=stale[0].params["period"], last=stale[-1].params["period"])
+    return [said if w is stale[0] else w for w in warnings if w is stale[0] or w not in stale]
 
 
 def _worded(warning: str, cat) -> str:

@@ -105,6 +105,7 @@ def build_site(
     nothing is written before every week is built); `written` once the files are in
     place, even when a stop (Ctrl-C, SIGTERM) that came during the write is raised
     right after it."""
+    from .pipeline import said_once
     from .window import WEEK_FORMS, parse_timezone, refuse_empty, week_or_last
 
     if generate is None:
@@ -145,7 +146,7 @@ def build_site(
     _complete_summaries(entry, folder)
 
     result = SiteResult(out, repository, [r.week for r in reports],
-                        warnings=list(dict.fromkeys(w for r in reports for w in r.warnings)))
+                        warnings=said_once(list(dict.fromkeys(w for r in reports for w in r.warnings)), settings.language))
     all_weeks = sorted(entry["weeks"])
     t = _strings(settings.language)
     from .serialize import report_to_dict

@@ -522,6 +522,24 @@ def test_a_shallow_clone_is_warned_about_once(verl_repo, tmp_path):
         assert "git fetch --unshallow" in err
 
 
+def test_the_weeks_after_the_clones_newest_commit_are_warned_about_once(verl_repo, tmp_path):
+    """A backfill past the clone's newest commit (2026-08-22) printed one warning per week
+    ("… 9 days before this period", "… 16 days …", …); each report keeps its own."""
+    said = {"en": "warning: the clone's newest commit is from 2026-08-22, before the 5 weeks from 2026-W36 to 2026-W40: "
+                  "if the clone is not up to date, run `git pull` in it first",
+            "zh": "warning: 该克隆最新的提交是2026-08-22的，早于2026-W36至2026-W40这5周"}
+    for workers, lang in (("1", "en"), ("2", "en"), ("2", "zh")):
+        out = tmp_path / f"{workers}{lang}"
+        code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--lang", lang, "--from", "2026-W33", "--to", "2026-W40",
+                               "--out", str(out), "--workers", workers, "-q")
+        assert code == 0, err
+        assert err.count("warning:") == 1 and said[lang] in err, (workers, lang, err)
+        if lang == "en":
+            week = json.loads((out / "verl-project__verl-2026-W38.en.json").read_text(encoding="utf-8"))
+            assert week["warnings"] == ["the clone's newest commit is from 2026-08-22, 22 days before this period: "
+                                        "if the clone is not up to date, run `git pull` in it first"]
+
+
 def test_weeks_that_have_not_started_are_refused(verl_repo, tmp_path):
     """A week still to come would be written as a report of a week with nothing merged;
     the week in progress is fine."""

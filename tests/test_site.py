@@ -85,6 +85,16 @@ def test_a_shallow_clone_is_warned_about_once_not_once_per_week(tmp_path):
     assert err.count("warning: 这是一个浅克隆") == 1 and "git fetch --unshallow" in err  # in the report's language (zh)
 
 
+def test_the_weeks_after_the_clones_newest_commit_are_warned_about_once(tmp_path):
+    """The clone's newest commit is from 2026-06-23: a site up to 2026-W30 said so once per week."""
+    code, _, err = run_cli("site", str(_repo(tmp_path / "one")), "--name", "acme/one", "--lang", "en",
+                           "--until-week", "2026-W30", "--weeks", "6", "--out", str(tmp_path / "site"), "-q")
+    assert code == 0, err
+    assert err.count("warning:") == 1, err
+    assert ("warning: the clone's newest commit is from 2026-06-23, before the 3 weeks from 2026-W28 to 2026-W30: "
+            "if the clone is not up to date, run `git pull` in it first") in err
+
+
 def test_a_site_run_stopped_while_it_writes_leaves_a_folder_the_next_run_accepts(tmp_path, monkeypatch):
     import repobrief.site as site
 
