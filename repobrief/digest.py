@@ -83,6 +83,7 @@ def _repository_entry(r: dict, highlights: int) -> dict:
         "first_time_contributors": s.get("first_time_contributors"),
         "lines_added": s["lines_added"],
         "lines_deleted": s["lines_deleted"],
+        "direct_commits": s.get("direct_commits", 0),
         "breaking_prs": list(s.get("breaking_prs", [])),
         "risks": [rk["kind"] for rk in r.get("risks", [])],
         "highlights": [
@@ -238,8 +239,9 @@ def render_digest_md(d: dict) -> str:
     lines += [f"## 2. {t('highlights')}", ""]
     for r in d["repositories"]:
         lines += [f"### {_md_escape(r['repository'])}", ""]
-        if not r["highlights"]:
-            lines += [t("quiet"), ""]
+        if not r["highlights"]:  # the lines in the table were someone's: commits made without a PR
+            direct = r.get("direct_commits", 0)
+            lines += [t("quiet_direct", count=_num(direct)) if direct else t("quiet"), ""]
             continue
         for h in r["highlights"]:
             url = safe_link(h.get("url"))  # as the repositories' own reports link: http(s) only, nothing that breaks out

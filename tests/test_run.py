@@ -201,6 +201,26 @@ def test_digest_names_a_dependency_bump_shared_by_several_repositories(trio, tmp
         "acme__alpha-2026-W26.en.json", "acme__alpha-2026-W26.en.md"]
 
 
+def test_a_repository_whose_week_holds_only_direct_commits_says_so_in_the_digest(trio, tmp_path):
+    """Its row counted the commits' lines while its highlights said "No PRs merged this week"."""
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "quiet")
+    b.commit("initial", "2026-06-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    for day in (23, 24):
+        b.commit(f"tweak the app on the {day}th", f"2026-06-{day}T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    cfg = trio_config(tmp_path, {"alpha": trio["alpha"], "quiet": b.path}, '[digest]\nlanguages = ["en", "zh"]\n')
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "-q"])
+    assert code == 0, err
+    d = json.loads((tmp_path / "out" / "ecosystem-2026-W26.en.json").read_text())
+    quiet = next(r for r in d["repositories"] if r["repository"] == "acme/quiet")
+    assert quiet["merged_prs"] == 0 and quiet["direct_commits"] == 2 and quiet["lines_added"] == 60
+    md = (tmp_path / "out" / "ecosystem-2026-W26.en.md").read_text()
+    assert ("### acme/quiet\n\nNo PRs merged this week, but 2 commits landed directly on the default branch, "
+            "without a PR and so without a review record.\n") in md
+    assert "本周没有合并的PR，但有2个提交未经PR直接进入默认分支" in (tmp_path / "out" / "ecosystem-2026-W26.zh.md").read_text()
+
+
 def test_rerunning_one_repository_keeps_the_others_in_the_weeks_digest(trio, tmp_path):
     cfg = trio_config(tmp_path, trio, '[digest]\nlanguages = ["en"]\n')
     code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest", "-q"])
