@@ -745,6 +745,21 @@ def test_docs_and_run_scripts_kept_beside_the_core_code_are_not_core_code(tmp_pa
     assert {"core_path", "missing_tests"} <= {r["kind"] for r in prs[12]["risks"]}
 
 
+def test_a_titles_stray_spaces_and_full_stop_leave_no_gap_in_the_report(tmp_path):
+    """verl #239 "clean unused package . (#239)" read "Clean unused package  (#239)" in the
+    trends and risks; #1442's "add `engine_kwargs`  in vllm_rollout_spmd" kept its two spaces."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(40)})
+    _one_file_prs(b, [("[trainer] chore: clean unused package .", "src/trainer/a.py"),
+                      ("[trainer] feat: add `engine_kwargs`  in the rollout", "src/trainer/b.py"),
+                      ("[trainer] fix: wrong args desc  .", "src/trainer/c.py")])
+    d = _report(b.path, "2026-W03")
+    assert [p["gist"] for p in d["pull_requests"]] == ["Clean unused package", "Add `engine_kwargs` in the rollout",
+                                                      "Fix wrong args desc"]
+    text = json.dumps(d["sections"], ensure_ascii=False)
+    assert "Clean unused package (#10)" in text and "  " not in text and " (#" in text
+
+
 def test_a_change_reverted_the_same_week_is_asked_nothing_and_shown_once(tmp_path):
     """verl 2026-W15: #5904 was reverted by #5942 and landed again as #5945; a
     recommendation still listed #5904, and a theme gave the same title twice."""

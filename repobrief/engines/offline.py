@@ -26,7 +26,9 @@ def gist_of(description: str, fix: bool = False) -> str:
     """The PR's change in a few words, from its title's description. A fix titled by its
     problem ("fix: stuck issue with mixed data") reads as that problem once the type is
     gone ("Stuck issue with mixed data"), so it gets its verb back: "Fix stuck issue …"."""
-    d = clip(description.strip(), GIST_MAX, at_word=True).rstrip(".")
+    # Spaces as one (a title's "add `engine_kwargs`  in …"), and none left before a
+    # dropped full stop ("clean unused package ." read "Clean unused package  (#239)").
+    d = clip(" ".join(description.split()), GIST_MAX, at_word=True).rstrip(".").rstrip()
     if fix and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d)
                                                  or _CLAUSE.search(_HEAD_END.split(d, 1)[0])):
         first = d.split(" ", 1)[0]
