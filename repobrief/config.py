@@ -55,6 +55,9 @@ class ThemeRule:
     keywords: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    # A hardware platform (its PRs get a "Validate on NAME" recommendation); unset: when
+    # its name or keywords name one (npu, ascend, rocm, amd, cuda, xpu, hpu, mlu, musa, …).
+    platform: bool | None = None
 
 
 @dataclass

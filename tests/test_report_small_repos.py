@@ -760,6 +760,33 @@ def test_a_titles_stray_spaces_and_full_stop_leave_no_gap_in_the_report(tmp_path
     assert "Clean unused package (#10)" in text and "  " not in text and " (#" in text
 
 
+@pytest.mark.parametrize("theme,platform", [
+    ('name = "Ascend NPU"\nname_zh = "昇腾NPU"\nkeywords = ["npu", "ascend"]', "Ascend NPU"),  # the docs' example
+    ('name = "Enflame GCU"\nkeywords = ["gcu"]\nplatform = true', "Enflame GCU"),  # a platform repobrief does not know
+    ('name = "Ascend NPU"\nkeywords = ["npu", "ascend"]\nplatform = false', None),
+    # a theme of the same PRs that is no platform leaves the discovered one in place
+    ('name = "Rollout"\nkeywords = ["rollout"]', "Ascend NPU"),
+])
+def test_a_configured_platform_theme_asks_its_team_to_validate(tmp_path, theme, platform):
+    """Configuring the documented "Ascend NPU" theme made it take the place of the
+    discovered `npu` one, and the week's "Validate on Ascend NPU" was gone; so did a
+    configured theme that held the same PRs."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {"src/app.py": b.lines(40)})
+    _one_file_prs(b, [("[npu] fix: ascend rollout gcu hang", "src/npu/a.py"),
+                      ("[npu] feat: ascend rollout gcu kernels", "src/npu/b.py"),
+                      ("[npu] fix: ascend rollout gcu dtype", "src/npu/c.py")])
+    (b.path / "repobrief.toml").write_text(f"[[themes]]\n{theme}\n", encoding="utf-8")
+    d = _report(b.path, "2026-W03")
+    recs = {i["name"]: i for i in d["sections"]["recommendations"]["items"]}
+    validate = [name for name in recs if name.startswith("Validate on")]
+    assert validate == ([f"Validate on {platform}"] if platform else []), recs.keys()
+    assert ("Rollout" in {t["name"] for t in d["themes"]}) == ("Rollout" in theme)
+    if platform:
+        assert recs[validate[0]]["prs"] == [10, 11, 12]
+        assert recs[validate[0]]["text"].startswith(f"The {platform} platform team should run its test suite")
+
+
 def test_a_change_reverted_the_same_week_is_asked_nothing_and_shown_once(tmp_path):
     """verl 2026-W15: #5904 was reverted by #5942 and landed again as #5945; a
     recommendation still listed #5904, and a theme gave the same title twice."""

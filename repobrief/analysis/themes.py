@@ -7,6 +7,7 @@ among the baseline weeks ("the most of any week in the last 12")."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from . import files as fk
 from .classify import NAME_PARTS, TERM_SYNONYMS, Classified
 
 # Topics worth a theme whenever they are frequent, even in a week that is not unusual for them.
-KNOWN_TOPICS = set(TERM_SYNONYMS.values()) | {"npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "ci", "docs"}
+PLATFORM_TERMS = frozenset({"npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "metal", "mps"})
+KNOWN_TOPICS = set(TERM_SYNONYMS.values()) | PLATFORM_TERMS | {"ci", "docs"}
 
 # Terms too generic to be a theme on their own.
 _NOT_THEMES = {"tests", "test", "root", "config", "trainer", "model", "models", "utils", "scripts", "examples", "recipe",
@@ -161,19 +163,40 @@ def build_themes(
     themes.sort(key=lambda st: (-st[0], st[1].key))
     # Drop near-duplicates (same PRs under another name), keeping the stronger one.
     kept: list[Theme] = []
-    kept_prs: list[tuple[str, set[int]]] = []  # each kept theme's name and PRs, as a set once
+    kept_prs: list[tuple[str, set[int], bool]] = []  # each kept theme's name, PRs (as a set once), and whether a platform
     for _score, t in themes:
         s = set(t.prs)
-        for name, prs in kept_prs:
+        # A hardware platform is no duplicate of another kind of theme: its team is asked
+        # to validate its PRs ("Validate on Ascend NPU") whatever else they are.
+        platform = is_platform(t.key, settings)
+        for name, prs, was_platform in kept_prs:
             if name == t.name:
                 break
             shared = len(s & prs)  # the union's size follows from it, without building the union
-            if shared / (len(s) + len(prs) - shared) >= 0.8:
+            if shared / (len(s) + len(prs) - shared) >= 0.8 and (was_platform or not platform):
                 break
         else:
             kept.append(t)
-            kept_prs.append((t.name, s))
+            kept_prs.append((t.name, s, platform))
     return kept
+
+
+def is_platform(key: str, settings: Settings) -> bool:
+    """Whether the theme `key` is a hardware platform. A module or discovered term is one
+    by its name (`npu`, `rocm`); a configured theme by its `platform` option, else by a
+    platform named in its name or keywords ("Ascend NPU": configured, it had taken the
+    place of the discovered `npu`, and the week's "Validate on Ascend NPU" was gone)."""
+    kind, _, name = key.partition(":")
+    if kind != "theme":
+        return name in PLATFORM_TERMS
+    rule = next((r for r in settings.themes if r.name == name), None)
+    if rule is None or rule.platform is not None:
+        return bool(rule and rule.platform)
+    words = {w for text in (rule.name, *rule.keywords) for w in _NON_WORD.split(text.lower())}
+    return any(TERM_SYNONYMS.get(w, w) in PLATFORM_TERMS for w in words)
+
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
 
 
 def _without_subtopics(themes: list[tuple[float, Theme]]) -> list[tuple[float, Theme]]:

@@ -16,6 +16,7 @@ from ..aggregate import WeekFacts
 from ..analysis import files as fk
 from ..analysis.context import core_matches
 from ..analysis.risks import SEVERITY_ORDER
+from ..analysis.themes import is_platform
 from ..conventions import (
     clean_body,
     clip,
@@ -31,7 +32,6 @@ from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme, inert_text
 
 RISKS_SHOWN = 6  # the risk section's items (3–6 in the report format)
-PLATFORM_TERMS = ("npu", "rocm", "cuda", "tpu", "xpu", "hpu", "mlu", "musa", "metal", "mps")
 
 
 def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
@@ -766,9 +766,8 @@ def recommendations(facts: WeekFacts) -> list[Item]:
     if "config_churn" in kinds:
         add(4, "config_churn", kinds["config_churn"].prs, counted=True)
     for t in facts.themes:
-        term = t.key.partition(":")[2]
-        if term in PLATFORM_TERMS and t.count >= 2:
-            add(2, "platform", t.prs, platform=cat.term(term))
+        if t.count >= 2 and is_platform(t.key, facts.settings):
+            add(2, "platform", t.prs, platform=t.name)
             break
     fixed = [p.number for p in facts.prs if facts.analyses[p.number].type == "fix" and p.number not in facts.reverted_by]
     if len(fixed) >= 5:
