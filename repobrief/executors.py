@@ -143,7 +143,7 @@ class LocalExecutor(Executor):
         _warm_imports(jobs)
         from .forkpool import ForkPool
 
-        pool = ForkPool(jobs, run_job, _worker_failed, on_result, worker_started=_worker_started)
+        pool = ForkPool(jobs, run_job, _worker_failed, on_result, worker_started=worker_started)
         return pool.run(self.worker_count(len(jobs)))
 
 
@@ -153,7 +153,7 @@ class _SpawnPool(_PoolExecutor):
         from concurrent import futures
 
         return futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                           initializer=_worker_started, initargs=(os.getpid(),))
+                                           initializer=worker_started, initargs=(os.getpid(),))
 
     def _stop(self, pool: futures.Executor) -> None:
         # The pool has no public way to stop its workers before Python 3.14 (terminate_workers),
@@ -174,7 +174,7 @@ class ThreadExecutor(_PoolExecutor):
         return futures.ThreadPoolExecutor(workers, thread_name_prefix="repobrief-job")
 
 
-def _worker_started(parent: int) -> None:
+def worker_started(parent: int) -> None:
     """A worker stops on SIGTERM (it may have inherited the CLI's handler, which would
     make it a job's error) and when the parent dies, so none writes on as an orphan."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -178,6 +178,85 @@ def test_a_site_stopped_while_it_builds_says_how_far_it_got_and_that_nothing_was
     assert _files(out) == before
 
 
+def _without_footer(files: dict) -> dict:
+    import re
+
+    return {p: re.sub(rb"<footer>.*?</footer>", b"", data) for p, data in files.items()}
+
+
+def test_a_sites_pages_are_drawn_on_several_cores_and_read_the_same(tmp_path, monkeypatch):
+    """matplotlib draws a week's charts in ≈ 0.7 s, most of a site's time: the pages are
+    drawn by forked workers, each said on stderr as it is done."""
+    import repobrief.forkpool as forkpool
+
+    sizes: list[int] = []
+
+    class Recorded(forkpool.ForkPool):
+        def run(self, size):
+            sizes.append(size)
+            return super().run(size)
+
+    monkeypatch.setattr(forkpool, "ForkPool", Recorded)
+    repo = _weeks_repo(tmp_path / "one")
+    weeks = ["2026-W23", "2026-W24", "2026-W25", "2026-W26"]
+    sites = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"site{workers}"
+        code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                               "--weeks", "4", "--out", str(out), "--workers", workers)
+        assert code == 0, err
+        assert sorted(line for line in err.splitlines() if line.endswith(" page drawn")) == [f"{w} page drawn" for w in weeks]
+        sites[workers] = {p.relative_to(out): data for p, data in _files(out).items()}
+    assert sizes == [2]  # one pool, of two workers, for the second run only
+    pages = {workers: _without_footer({p: d for p, d in files.items() if p.suffix == ".html"})
+             for workers, files in sites.items()}
+    assert pages["1"] == pages["2"] and len(pages["2"]) == 4 + 3  # the weeks, the repository's index and trends, the site's index
+
+
+def test_a_page_that_cannot_be_drawn_is_named_and_nothing_is_written(tmp_path, monkeypatch):
+    import repobrief.site as site
+
+    real = site.render_page
+
+    def broken(report, **kwargs):
+        if report.week == "2026-W25":
+            raise ValueError("no room for the chart")
+        return real(report, **kwargs)
+
+    monkeypatch.setattr(site, "render_page", broken)
+    out = tmp_path / "site"
+    code, _, err = run_cli("site", str(_weeks_repo(tmp_path / "one")), "--name", "acme/one", "--lang", "en",
+                           "--until-week", "2026-W26", "--weeks", "4", "--out", str(out), "-q")
+    assert code == 1, err
+    assert "error: the page of 2026-W25 could not be rendered (ValueError: no room for the chart); nothing was written" in err
+    assert "hint: run again with --workers 1 to see the error" in err
+    assert not out.exists()
+
+
+def test_a_site_stopped_while_it_draws_its_pages_says_how_many_were_drawn(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import repobrief.site as site
+
+    real = site.render_page
+
+    calls = []
+
+    def stopped_while_the_second_page_is_drawn(report, **kwargs):
+        calls.append(report.week)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(report, **kwargs)
+
+    monkeypatch.setattr(site, "render_page", stopped_while_the_second_page_is_drawn)
+    out = tmp_path / "site"
+    code, _, err = _three_weeks(_weeks_repo(tmp_path / "one"), out, "--workers", "1", "-q")
+    assert code == 130
+    assert err.strip() == f"interrupted after 3 of 3 weeks were built and 1 of their pages drawn; nothing was written to {out}"
+    assert not out.exists()
+
+
 def test_a_site_stopped_while_it_writes_is_written_whole_and_says_so(tmp_path, monkeypatch):
     import os
     import signal

@@ -28,6 +28,10 @@ def site(
     source: str = opt.SOURCE,
     github_url: str = opt.GITHUB_URL,
     offline: bool = opt.OFFLINE,
+    workers: int = typer.Option(
+        0, "--workers", "-j", min=0, show_default=False,
+        help="Processes drawing the weekly pages (default 0: every core; few pages take one).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
     """Write (or extend) a static site: index of repositories and weeks, weekly HTML reports, trends."""
@@ -42,13 +46,20 @@ def site(
     opt.note_unused_db(db, path, settings, source)
     had_site = (out / MANIFEST).is_file()
     built: list[str] = []
+    drawn: list[str] = []
     done: list[SiteResult] = []
 
+    # A week's report is built, then its page drawn, in memory; the site's files are all
+    # written at the end.
     def progress(week: str) -> None:
-        # A week's report is built in memory; the site's files are all written at the end.
         built.append(week)
         if not quiet:
             typer.echo(f"{week} built", err=True)
+
+    def rendered(week: str) -> None:
+        drawn.append(week)
+        if not quiet:
+            typer.echo(f"{week} page drawn", err=True)
 
     def said() -> str:
         if done:
@@ -56,7 +67,8 @@ def site(
             return (f"interrupted; the site was written first ({len(r.pages)} pages for {r.repository}, "
                     f"{r.weeks[0]} … {r.weeks[-1]}, in {r.out})")
         unchanged = f"the site in {out} was not changed" if had_site else f"nothing was written to {out}"
-        return f"interrupted after {len(built)} of {weeks} weeks were built; {unchanged}"
+        pages = f" and {len(drawn)} of their pages drawn" if len(built) == weeks else ""
+        return f"interrupted after {len(built)} of {weeks} weeks were built{pages}; {unchanged}"
 
     with stoppable(lambda: None, said):
         result = build_site(
@@ -68,6 +80,8 @@ def site(
             generate=partial(generate_reports, source_name=source, offline=offline),
             progress=progress,
             written=done.append,
+            workers=workers or None,
+            rendered=rendered,
         )
     for w in result.warnings:  # as `report` does, even with -q
         typer.echo(f"warning: {w}", err=True)

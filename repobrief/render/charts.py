@@ -86,6 +86,18 @@ def importance_bins(values: Sequence[float]) -> list[int]:
     return counts
 
 
+def warm(backend: str | None = None) -> None:
+    """Import what the charts need (matplotlib, when it draws them) before a process
+    forks workers that draw charts: they share it instead of each importing it."""
+    if _backend(backend) == "matplotlib":
+        _matplotlib()
+        import matplotlib.backends.backend_svg  # noqa: F401 - what savefig(format="svg") loads
+        import matplotlib.figure  # noqa: F401
+        from matplotlib import font_manager
+
+        font_manager.fontManager.findfont("DejaVu Sans")  # the font list, read from its cache file
+
+
 def _backend(requested: str | None) -> str:
     if requested in ("matplotlib", "svg"):
         return requested
