@@ -392,4 +392,3 @@ def _said_once(warnings: list[str], language: str) -> list[str]:
     from .pipeline import said_once
 
     return said_once(warnings, language)
-

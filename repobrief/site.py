@@ -204,8 +204,7 @@ def build_site(
     return result
 
 
-# Fewer pages than this per process are not worth a fork (a page takes ≈ 0.1 s without
-# charts from matplotlib, ≈ 0.7 s with them).
+# Fewer pages than this per process are not worth a fork.
 MIN_PAGES_PER_WORKER = 2
 
 
@@ -218,10 +217,11 @@ class _PageFailed:
 def _render_pages(pages: list[tuple[Report, list[tuple[str, str]]]], backend: str | None, workers: int | None,
                   rendered: Callable[[str], None] | None, counted: set[str]) -> list[tuple[str, str]]:
     """(week, HTML) of each page, in order. matplotlib draws a week's four charts in
-    ≈ 0.7 s, most of a site's time: the pages are drawn in processes forked from this
-    one (they inherit the reports and the imported modules), unless another thread is
-    running (a fork would copy its locks mid-work) or there is no `fork`. `rendered`
-    hears of each week in `counted` as its page is done."""
+    ≈ 0.7 s, most of a site's time (the plain SVG drawer's page takes 5 ms): its pages
+    are drawn in processes forked from this one (they inherit the reports and the
+    imported modules), unless another thread is running (a fork would copy its locks
+    mid-work) or there is no `fork`. `rendered` hears of each week in `counted` as its
+    page is done."""
     import threading
 
     def work(job: tuple[Report, list[tuple[str, str]]]) -> tuple[str, str]:
@@ -231,7 +231,7 @@ def _render_pages(pages: list[tuple[Report, list[tuple[str, str]]]], backend: st
         if rendered is not None and not isinstance(result, _PageFailed) and result[0] in counted:
             rendered(result[0])
 
-    n = min(workers or os.cpu_count() or 1, len(pages) // MIN_PAGES_PER_WORKER)
+    n = min(workers or os.cpu_count() or 1, len(pages) // MIN_PAGES_PER_WORKER) if charts.uses_matplotlib(backend) else 1
     if n <= 1 or not hasattr(os, "fork") or threading.active_count() > 1:
         out = []
         for job in pages:

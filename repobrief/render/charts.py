@@ -86,10 +86,15 @@ def importance_bins(values: Sequence[float]) -> list[int]:
     return counts
 
 
+def uses_matplotlib(backend: str | None = None) -> bool:
+    """Whether matplotlib draws the charts (`backend`, else whether it is installed)."""
+    return _backend(backend) == "matplotlib"
+
+
 def warm(backend: str | None = None) -> None:
     """Import what the charts need (matplotlib, when it draws them) before a process
     forks workers that draw charts: they share it instead of each importing it."""
-    if _backend(backend) == "matplotlib":
+    if uses_matplotlib(backend):
         _matplotlib()
         import matplotlib.backends.backend_svg  # noqa: F401 - what savefig(format="svg") loads
         import matplotlib.figure  # noqa: F401
