@@ -184,49 +184,51 @@ def _without_footer(files: dict) -> dict:
     return {p: re.sub(rb"<footer>.*?</footer>", b"", data) for p, data in files.items()}
 
 
-def test_a_sites_pages_are_drawn_on_several_cores_and_read_the_same(tmp_path, monkeypatch):
+def _site_process(prelude: str, *argv: str) -> tuple[int, str]:
+    """(exit code, stderr) of `repobrief site ARGV…` in a process of its own, after
+    `prelude` (Python) has run in it: the test process has threads of other tests'
+    servers alive, and `site` draws in one process then (a fork would copy their locks)."""
+    import subprocess
+    import sys
+
+    program = f"{prelude}\nfrom repobrief.cli import main\nmain({['site', *argv]!r})"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stderr
+
+
+def test_a_sites_pages_are_drawn_on_several_cores_and_read_the_same(tmp_path):
     """matplotlib draws a week's charts in ≈ 0.7 s, most of a site's time: the pages are
     drawn by forked workers, each said on stderr as it is done."""
-    import repobrief.forkpool as forkpool
-
-    sizes: list[int] = []
-
-    class Recorded(forkpool.ForkPool):
-        def run(self, size):
-            sizes.append(size)
-            return super().run(size)
-
-    monkeypatch.setattr(forkpool, "ForkPool", Recorded)
+    sizes = tmp_path / "pools"
+    recorded = (  # each pool's size, appended to a file by the process that starts the pool
+        "import repobrief.forkpool as f\nrun = f.ForkPool.run\n"
+        f"def recorded(self, size):\n    open({str(sizes)!r}, 'a').write(f'{{size}}\\n')\n    return run(self, size)\n"
+        "f.ForkPool.run = recorded")
     repo = _weeks_repo(tmp_path / "one")
     weeks = ["2026-W23", "2026-W24", "2026-W25", "2026-W26"]
     sites = {}
     for workers in ("1", "2"):
         out = tmp_path / f"site{workers}"
-        code, _, err = run_cli("site", str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
-                               "--weeks", "4", "--out", str(out), "--workers", workers)
+        code, err = _site_process(recorded, str(repo), "--name", "acme/one", "--lang", "en", "--until-week", "2026-W26",
+                                  "--weeks", "4", "--out", str(out), "--workers", workers)
         assert code == 0, err
         assert sorted(line for line in err.splitlines() if line.endswith(" page drawn")) == [f"{w} page drawn" for w in weeks]
         sites[workers] = {p.relative_to(out): data for p, data in _files(out).items()}
-    assert sizes == [2]  # one pool, of two workers, for the second run only
+    assert sizes.read_text().split() == ["2"]  # one pool, of two workers, for the second run only
     pages = {workers: _without_footer({p: d for p, d in files.items() if p.suffix == ".html"})
              for workers, files in sites.items()}
     assert pages["1"] == pages["2"] and len(pages["2"]) == 4 + 3  # the weeks, the repository's index and trends, the site's index
 
 
-def test_a_page_that_cannot_be_drawn_is_named_and_nothing_is_written(tmp_path, monkeypatch):
-    import repobrief.site as site
-
-    real = site.render_page
-
-    def broken(report, **kwargs):
-        if report.week == "2026-W25":
-            raise ValueError("no room for the chart")
-        return real(report, **kwargs)
-
-    monkeypatch.setattr(site, "render_page", broken)
+def test_a_page_that_cannot_be_drawn_is_named_and_nothing_is_written(tmp_path):
+    broken = ("import repobrief.site as site\nreal = site.render_page\n"
+              "def broken(report, **kwargs):\n"
+              "    if report.week == '2026-W25':\n        raise ValueError('no room for the chart')\n"
+              "    return real(report, **kwargs)\n"
+              "site.render_page = broken")
     out = tmp_path / "site"
-    code, _, err = run_cli("site", str(_weeks_repo(tmp_path / "one")), "--name", "acme/one", "--lang", "en",
-                           "--until-week", "2026-W26", "--weeks", "4", "--out", str(out), "-q")
+    code, err = _site_process(broken, str(_weeks_repo(tmp_path / "one")), "--name", "acme/one", "--lang", "en",
+                              "--until-week", "2026-W26", "--weeks", "4", "--out", str(out), "--workers", "2", "-q")
     assert code == 1, err
     assert "error: the page of 2026-W25 could not be rendered (ValueError: no room for the chart); nothing was written" in err
     assert "hint: run again with --workers 1 to see the error" in err
