@@ -531,11 +531,9 @@ def warm_up(sources: set[str], engines: set[str], formats: set[str], languages: 
 
         template_environment().get_template("report.md.j2")
     if "html" in formats:
-        from .render import charts
         from .render.html import environment
 
         environment().get_template("report.html.j2")
-        charts.warm()
 
 
 def render_report(report: Report, fmt: str) -> str:
