@@ -15,8 +15,12 @@ one more run of each, sampling the summed PSS of the command and every process i
 starts (workers, git) every 50 ms (not during the timed runs: reading it costs
 CPU). CPU: the median user + system time of each command and the processes it
 started (git included); divided by the CPU count, it is the best wall time any
-schedule could reach, printed as the best ratio this machine allows. Targets
-(issue 6): ratio ≤ 1.5 and, for 100,000 commits, peak memory ≤ 300 MB.
+schedule could reach, printed as the best ratio this machine allows. Where the time
+goes, from two more kinds of run: the serial start (launch to the first worker's
+fork, which one core does alone; the floor counting it), and git's CPU per kind of
+git process (a shim first on PATH times each one), the rest of the CPU being
+repobrief's Python. Targets (issue 6): ratio ≤ 1.5 and, for 100,000 commits, peak
+memory ≤ 300 MB.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import user_env  # noqa: E402
+from benchenv import first_fork_seconds, git_cpu, user_env  # noqa: E402
 from gitrepo import GIT_ENV, _data, _ident, load_history, replay_history  # noqa: E402
 
 _PR = re.compile(r"#(\d+)")
@@ -230,6 +234,13 @@ def main() -> None:
         ratios = sorted(f[0] / g[0] for g, f in zip(bares, fills, strict=True))
         weeks = len(list(out.iterdir()))
         sample = json.loads(sorted(out.iterdir())[-1].read_text(encoding="utf-8"))
+
+        def clear() -> None:
+            shutil.rmtree(out, ignore_errors=True)
+
+        start = min(first_fork_seconds(backfill, _ENV, clear) for _ in range(3))
+        clear()
+        gits = git_cpu(backfill, _ENV, _git_kind)
     print(f"commits: {count}, weeks {first} .. {last}: {weeks} reports written "
           f"(last week: {sample['stats']['merged_prs']} PRs)")
     print(f"bare git log --first-parent --numstat: {g_wall:8.2f} s   peak {g_mem:7.1f} MB (git)")
@@ -244,6 +255,34 @@ def main() -> None:
     if args.runs > 1:
         print("ratios of the alternated pairs:       " + ", ".join(f"{r:.2f}" for r in ratios))
     print(f"per week: {1000 * b_wall / max(weeks, 1):.1f} ms")
+    floor = start + max(0.0, b_cpu - start) / cpus
+    print(f"where the time goes:\n  serial start, launch to the first worker's fork: {start:.2f} s (min of 3); counting "
+          f"it, no schedule beats {floor:.2f} s: {floor / g_wall:.2f}x at best")
+    git_total = sum(cpu for cpu, _ in gits.values())
+    print(f"  CPU of one more backfill's git processes (each timed by a shim on PATH): {git_total:.2f} s "
+          f"(the bare log: {g_cpu:.2f} s)")
+    for name in sorted(gits, key=lambda k: -gits[k][0]):
+        cpu, calls = gits[name]
+        print(f"    {name:<48} {cpu:6.2f} s  {calls:4d} process{'es' if calls != 1 else ''}")
+    print(f"  repobrief's Python (the backfill's CPU above less its git's): {b_cpu - git_total:.2f} s, "
+          f"{(b_cpu - git_total) / g_cpu:.2f}x the bare log's CPU")
+
+
+def _git_kind(args: list[str]) -> str:
+    """What a git process of a backfill is for, from its arguments (sources/git.py)."""
+    if "--numstat" in args and "--raw" in args:
+        return "line-count passes (log --raw --numstat)"
+    if "-p" in args:
+        return "the detectors' diffs (log -p -U0)"
+    if "-M" in args:
+        return "rename detection (log -M)"
+    if "--numstat" in args:
+        return "line counts of listed commits"
+    if ("rev-list" in args and "--timestamp" in args) or any(a.startswith("--format=%ct%x00%an") for a in args):
+        return "the index (first-parent line, authors' walk)"
+    if "--raw" in args:
+        return "structure passes (log --raw)"
+    return "other (rev-parse, config, …)"
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN = "run local (default workers)"  # the run the ratio is about
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchenv import kept_facts, monday, pulled_clone, user_env, week_label  # noqa: E402
+from benchenv import first_fork_seconds, kept_facts, monday, pulled_clone, user_env, week_label  # noqa: E402
 from gitrepo import load_history, replay_history  # noqa: E402
 
 
@@ -274,39 +274,11 @@ def _series(args, scratch: Path, env: dict, exe: str, team: Path, commands: dict
           f"{user / cpus / slowest:.2f}x the slowest single at best")
     # ... but the run's start-up (interpreter, imports, team config, warm-up) is one
     # process on one core, before any worker exists: only the rest can be spread.
-    startup = min(_startup_seconds(commands[RUN], env, prepare) for _ in range(3))
+    startup = min(first_fork_seconds(commands[RUN], env, prepare) for _ in range(3))
     floor = startup + (user - startup) / cpus
     print(f"  start-up before the first worker forks: {startup * 1000:.0f} ms on one core (min of 3); counting it, "
           f"no schedule beats {floor * 1000:.0f} ms: {floor / slowest:.2f}x the slowest single at best")
     return best[RUN] / slowest, typical[RUN] / slowest_med, slowest_key
-
-
-# `repobrief …` with the moment it forks its first worker (repobrief.forkpool) printed to stderr.
-_FIRST_WORKER = """\
-import os, sys, time
-fork = os.fork
-def first():
-    if not getattr(first, "seen", False):
-        first.seen = True
-        print(f"first-worker {time.monotonic()}", file=sys.stderr, flush=True)
-    return fork()
-os.fork = first
-from repobrief.cli import entry
-sys.argv = ["repobrief", *sys.argv[1:]]
-entry()
-"""
-
-
-def _startup_seconds(cmd: list[str], env: dict, prepare) -> float:
-    """Seconds from launching `repobrief run` (`cmd`) to its first worker's start."""
-    prepare()
-    t = time.monotonic()  # system-wide on Linux: comparable with the child's
-    proc = subprocess.run([sys.executable, "-c", _FIRST_WORKER, *cmd[1:]], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, env=env, check=True, text=True)
-    at = [float(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("first-worker ")]
-    if not at:
-        sys.exit(f"no worker started: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
-    return at[0] - t
 
 
 def _fork_fault_cost(pages: int = 6000) -> str:

@@ -15,6 +15,9 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -89,3 +92,70 @@ def week_label(day: datetime) -> str:
     """The ISO week `day` falls in, as `YYYY-Www`."""
     year, number, _ = day.isocalendar()
     return f"{year}-W{number:02d}"
+
+
+# `repobrief …` printing the moment it forks its first worker (a `run`'s forkpool, a
+# backfill's multiprocessing workers) to stderr. Git is started without `os.fork`.
+_FIRST_WORKER = """\
+import os, sys, time
+fork = os.fork
+def first():
+    if not getattr(first, "seen", False):
+        first.seen = True
+        print(f"first-worker {time.monotonic()}", file=sys.stderr, flush=True)
+    return fork()
+os.fork = first
+from repobrief.cli import entry
+sys.argv = ["repobrief", *sys.argv[1:]]
+entry()
+"""
+
+
+def first_fork_seconds(cmd: list[str], env: dict[str, str], prepare: Callable[[], None] | None = None) -> float:
+    """Seconds from launching `cmd` (`repobrief …`, the executable first) to its first
+    worker's fork: the serial start, which one core does alone. `prepare` runs first."""
+    if prepare is not None:
+        prepare()
+    t = time.monotonic()  # system-wide on Linux: comparable with the child's
+    proc = subprocess.run([sys.executable, "-c", _FIRST_WORKER, *cmd[1:]], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, check=True, text=True)
+    at = [float(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("first-worker ")]
+    if not at:
+        sys.exit(f"no worker started: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    return at[0] - t
+
+
+# A `git` that runs the real one and appends its CPU time (user + system) and arguments
+# to a log. `-S`: no site packages, so the shim itself starts in a few milliseconds.
+_GIT_SHIM = """\
+#!{python} -S
+import os, sys
+pid = os.posix_spawn({git!r}, [{git!r}, *sys.argv[1:]], os.environ)
+_, status, use = os.wait4(pid, 0)
+with open({log!r}, "a", encoding="utf-8", errors="surrogateescape") as f:
+    f.write(f"{{use.ru_utime + use.ru_stime}}\\t" + "\\x1f".join(sys.argv[1:]).replace("\\n", " ") + "\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def git_cpu(cmd: list[str], env: dict[str, str], kind: Callable[[list[str]], str]) -> dict[str, tuple[float, int]]:
+    """Run `cmd` once with a shim first on PATH that times every `git` process it starts;
+    return {kind: (CPU seconds, processes)}, each process named by `kind(its arguments)`."""
+    git = shutil.which("git")
+    if git is None:
+        sys.exit("git is not installed")
+    with tempfile.TemporaryDirectory(prefix="rb-git-shim-") as tmp:
+        log = Path(tmp) / "git-cpu.log"
+        shim = Path(tmp) / "bin" / "git"
+        shim.parent.mkdir()
+        shim.write_text(_GIT_SHIM.format(python=sys.executable, git=os.path.realpath(git), log=str(log)), encoding="utf-8")
+        shim.chmod(0o755)
+        path = f"{shim.parent}{os.pathsep}{env.get('PATH', os.defpath)}"
+        subprocess.run(cmd, env={**env, "PATH": path}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        totals: dict[str, tuple[float, int]] = {}
+        for line in log.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
+            seconds, _, args = line.partition("\t")
+            name = kind(args.split("\x1f"))
+            cpu, calls = totals.get(name, (0.0, 0))
+            totals[name] = (cpu + float(seconds), calls + 1)
+    return totals
