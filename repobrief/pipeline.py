@@ -285,6 +285,10 @@ class Span:
         self.core_dirs: dict = {}  # each PR's share of `default_core_paths`
         self._samples: dict[tuple, WeekSample] = {}
         self._times = [p.merged_at for p in self.prs]
+        # The direct commits' positions by commit time: a week's are found by bisection, as
+        # its PRs are (a scan of every direct commit per week was 14 % of flask's backfill).
+        self._direct_order = sorted(range(len(direct)), key=lambda i: direct[i].committed_at)
+        self._direct_times = [direct[i].committed_at for i in self._direct_order]
 
     def between(self, start: datetime, end: datetime) -> list[PullRequest]:
         return self.prs[bisect_left(self._times, start):bisect_left(self._times, end)]
@@ -293,9 +297,10 @@ class Span:
         return self.between(window.start, window.end)
 
     def direct_between(self, window: Window) -> list:
-        """The direct commits of `window` (`Window.contains`, inline: asked of every week)."""
-        start, end = window.start, window.end
-        return [c for c in self.direct if start <= c.committed_at < end]
+        """The direct commits of `window` (`Window.contains`), in the source's order."""
+        times = self._direct_times
+        found = self._direct_order[bisect_left(times, window.start):bisect_left(times, window.end)]
+        return [self.direct[i] for i in sorted(found)]
 
     def classified(self, pr: PullRequest) -> Classified:
         c = self._classified.get(pr.number)

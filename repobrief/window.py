@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -95,6 +96,7 @@ def _in_years(year: int, what: str) -> None:
         raise UsageError(f"{what} is outside the years repobrief reports on ({YEARS[0]}–{YEARS[1]})")
 
 
+@lru_cache(maxsize=1 << 12)  # a backfill asks for each week again as the baseline of the 12 after it
 def iso_week_window(day: date, tz: tzinfo) -> Window:
     """The ISO week (Monday 00:00 to next Monday 00:00 in `tz`) containing `day`."""
     monday = day - timedelta(days=day.isoweekday() - 1)
