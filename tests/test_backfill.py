@@ -610,7 +610,7 @@ def test_a_folder_that_is_no_clone_stops_a_parallel_backfill_before_any_week(tmp
 def test_quiet_weeks_ask_git_for_the_clones_newest_commit_once(flask_repo, tmp_path):
     """Each week with nothing merged checks whether the clone is stale (its newest commit
     against the week): flask's backfill ran one `git log -1` per quiet week, 408 of its
-    467 git processes. Now each part asks once; the weeks' own figures are unchanged."""
+    467 git processes. Git is asked once now, and every part's view shares the answer."""
     out = tmp_path / "out"
     code, _, err = run_cli("backfill", str(flask_repo), "--name", "pallets/flask", "--lang", "en",
                            "--from", "2025-W01", "--to", "2026-W12", "--out", str(out), "--workers", "1", "-q")
