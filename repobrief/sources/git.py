@@ -812,6 +812,8 @@ class GitSource(Source):
                     times.append(int(ts))
                     shas += bytes.fromhex(sha.decode("ascii"))
             self._line = (times, bytes(shas))
+            if times and self.tip == self._head:  # the head's commit time: `newest_commit` needs no git
+                self._head_time[self._head] = datetime.fromtimestamp(times[0], UTC)
         return self._line
 
     def commits_per_window(self, windows: list[Window]) -> list[int]:
