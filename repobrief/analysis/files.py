@@ -15,12 +15,16 @@ _CONFIG_EXT = (".yaml", ".yml", ".toml", ".json", ".ini", ".cfg", ".conf", ".jso
 DEPENDENCY_FILES = ("requirements*.txt", "requirements*.in", "setup.py", "setup.cfg", "pyproject.toml", "environment*.yml",
                     "environment*.yaml", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "package.json", "Cargo.toml",
                     "go.mod", "Dockerfile*", "*.dockerfile", "constraints*.txt")
-_TEST_RX = re.compile(r"(^|/)(tests?|testing|test_utils|e2e|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|(^|/)conftest\.py$")
-_CI_RX = re.compile(r"(^|/)(\.github/workflows|\.gitlab-ci\.yml|\.circleci|\.buildkite|\.jenkins|ci|\.ci|\.azure-pipelines)(/|$)|(^|/)\.pre-commit-config\.yaml$|(^|/)\.github/")
+# Each path regex is searched in "/" + path, so that every branch starts with a literal
+# ("/", "_"): the regex engine then skips to those characters instead of trying each
+# branch at every position (`(^|/)tests/` took 3-8 µs a path, 1 µs this way).
+_TEST_RX = re.compile(r"/(?:tests?|testing|test_utils|e2e|unittests?)(?:/|$)|/test_[^/]*$|_test\.[a-z]+$|/conftest\.py$")
+_CI_RX = re.compile(r"/(?:\.github/workflows|\.gitlab-ci\.yml|\.circleci|\.buildkite|\.jenkins|ci|\.ci|\.azure-pipelines)(?:/|$)"
+                    r"|/\.pre-commit-config\.yaml$|/\.github/")
 # A project's own records beside its code: each code PR adds a line to the changelog.
-_LEDGER_RX = re.compile(r"(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|CONTRIBUTING|AUTHORS)[^/]*$", re.I)
-_DOC_RX = re.compile(r"(^|/)(docs?|documentation)(/|$)|(^|/)(README|CHANGELOG|CHANGES|CONTRIBUTING|NEWS|HISTORY)[^/]*$", re.I)
-_CONFIG_RX = re.compile(r"(^|/)(configs?|conf|settings)(/|$)|(^|/)[^/]*(config|settings)[^/]*\.(py|ya?ml|toml|json)$", re.I)
+_LEDGER_RX = re.compile(r"/(?:CHANGELOG|CHANGES|NEWS|HISTORY|CONTRIBUTING|AUTHORS)[^/]*$", re.I)
+_DOC_RX = re.compile(r"/(?:docs?|documentation)(?:/|$)|/(?:README|CHANGELOG|CHANGES|CONTRIBUTING|NEWS|HISTORY)[^/]*$", re.I)
+_CONFIG_RX = re.compile(r"/(?:configs?|conf|settings)(?:/|$)|/[^/]*(?:config|settings)[^/]*\.(?:py|ya?ml|toml|json)$", re.I)
 _API_NAMES = ("__init__.py", "api.py", "cli.py", "interface.py", "interfaces.py", "public.py")
 
 
@@ -30,7 +34,7 @@ def base(path: str) -> str:
 
 # Each kind as a bit of `kinds(path)`.
 TEST, CI, DOC, DEPENDENCY, CONFIG, SOURCE, API, EXAMPLE, MINOR = (1 << i for i in range(9))
-_EXAMPLE_RX = re.compile(r"(^|/)(examples?|recipes?|scripts?|benchmarks?)(/|$)")
+_EXAMPLE_RX = re.compile(r"/(?:examples?|recipes?|scripts?|benchmarks?)(?:/|$)")  # in "/" + path
 # Shell scripts launch and install (verl keeps its run scripts beside the code, in
 # `verl/experimental/*/shell/`): scripts wherever they live, not code that needs tests.
 _SCRIPT_EXT = (".sh", ".bash")
@@ -43,8 +47,9 @@ def kinds(path: str) -> int:
     """Every kind `path` is, as bits, decided together and cached once: a cache per
     predicate held each path nine times (≈ 10 MB per process in a long backfill,
     whose paths run to tens of thousands)."""
-    test = _TEST_RX.search(path) is not None
-    ci = _CI_RX.search(path) is not None
+    slashed = "/" + path  # see _TEST_RX
+    test = _TEST_RX.search(slashed) is not None
+    ci = _CI_RX.search(slashed) is not None
     # pip-compiled sets in a requirements/ folder (flask: requirements/docs.txt, tests.in)
     # are manifests as much as a top-level requirements.txt.
     dependency = _DEPENDENCY_RX.match(base(path)) is not None or (
@@ -54,12 +59,12 @@ def kinds(path: str) -> int:
     # .vscode/settings.json): neither the project's configuration nor its source.
     tool = path[:1] == "."
     # requirements*.txt and constraints*.txt are manifests, not prose.
-    doc = not (test or ci or dependency) and (_DOC_RX.search(path) is not None or low.endswith(_DOC_EXT[:5]))
-    config = not (ci or test or doc or tool) and _CONFIG_RX.search(low) is not None and (
+    doc = not (test or ci or dependency) and (_DOC_RX.search(slashed) is not None or low.endswith(_DOC_EXT[:5]))
+    config = not (ci or test or doc or tool) and _CONFIG_RX.search("/" + low) is not None and (
         low.endswith(_CONFIG_EXT) or low.endswith(".py"))
     source = low.endswith(_SOURCE_EXT) and not (test or doc or ci or tool)
     api = source and base(path) in _API_NAMES and "/" in path
-    example = _EXAMPLE_RX.search(path) is not None or low.endswith(_SCRIPT_EXT)
+    example = _EXAMPLE_RX.search(slashed) is not None or low.endswith(_SCRIPT_EXT)
     # Docs, tests, CI, examples and tools' files: changes here rarely affect users of the code.
     minor = doc or test or ci or example or tool
     return (TEST * test | CI * ci | DOC * doc | DEPENDENCY * dependency | CONFIG * config | SOURCE * source
@@ -72,7 +77,7 @@ def is_test(path: str) -> bool:
 
 def is_ledger(path: str) -> bool:
     """A changelog, contributing guide or authors list: docs, but no area of the project."""
-    return _LEDGER_RX.search(path) is not None
+    return _LEDGER_RX.search("/" + path) is not None
 
 
 def is_ci(path: str) -> bool:
