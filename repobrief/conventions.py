@@ -265,6 +265,18 @@ _BREAKAGE = re.compile(r"\b(?:breaking|breaks|no longer|no backwards?[- ]compati
 _NEGATED = re.compile(r"(?:n't|\bnot|\bno longer|\bnever|\bno|\bbreaks?|\bbroke|\bwithout)\s+(?:\w+\s+)?$", re.I)
 
 
+def may_match(text: str, words: tuple[str, ...]) -> bool:
+    """Whether a case-blind regex, every match of which holds one of `words` (in lower
+    case), may match `text`: False when the text holds none of them. A case-blind
+    regex is tried at every character of a text, a substring test is a fast scan; but
+    such a regex also finds "s" in "ſ" and "k" in the Kelvin sign, which `lower()`
+    leaves as they are, so a text that is not ASCII is always a maybe."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in words)
+
+
 def affirmed(rx: re.Pattern[str], text: str, start: int = 0) -> bool:
     """Whether `rx` matches `text` from `start` other than right after a negation."""
     return any(not _NEGATED.search(text, max(0, m.start() - 20), m.start()) for m in rx.finditer(text, start))
@@ -644,6 +656,7 @@ def iter_paragraphs(text: str) -> Iterator[str]:
 
 
 _LINKISH = re.compile(r"https?://\S+|\b(?:RFC|issue|fixes|closes|resolves|related)\b\s*:?\s*#?\d*", re.I)
+_LINKISH_WORDS = ("http", "rfc", "issue", "fixes", "closes", "resolves", "related")  # one is in every match
 _NON_WORD = re.compile(r"\W+")
 
 
@@ -738,7 +751,9 @@ def _too_short(para: str) -> bool:
 
 
 def _word_chars(text: str) -> int:
-    return len(_NON_WORD.sub("", _LINKISH.sub("", text)))
+    if may_match(text, _LINKISH_WORDS):
+        text = _LINKISH.sub("", text)
+    return len(_NON_WORD.sub("", text))
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")

@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from functools import lru_cache
 
-from ..conventions import CleanBody, release_version
+from ..conventions import CleanBody, may_match, release_version
 from ..models import PullRequest, Risk
 from . import files as fk
 from .classify import Classified
@@ -87,7 +87,8 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
     if core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
         paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
-    if c.type in ("feat", "fix", "refactor", "perf") and not _NO_TEST_NEEDED.search(pr.title):
+    if c.type in ("feat", "fix", "refactor", "perf") and not (may_match(pr.title, _NO_TEST_WORDS)
+                                                             and _NO_TEST_NEEDED.search(pr.title)):
         touches_source = [f.path for f in pr.files if f.status != "R" and fk.is_source(f.path) and not fk.is_example(f.path)]
         if touches_source and not any(fk.is_test(f.path) for f in pr.files) and not body.has_test_evidence:
             out.append(Risk("missing_tests", "medium", [n], [f"{c.type} touching {len(touches_source)} source file(s), e.g. {touches_source[0]}, with no test files and no test evidence in the description"]))
@@ -259,6 +260,7 @@ _IMPORT_ROOTS = frozenset({"self", "cls", "os", "sys", "re", "json", "math", "ti
 _CONFIG_OBJECT = re.compile(r"\b(?:config\w*|option\w*|flag\w*|arg\w*|param\w*|setting\w*)\b", re.I)
 # A fix of spelling or of the linters' complaints needs no test of its own.
 _NO_TEST_NEEDED = re.compile(r"\b(?:typos?|spelling|misspell\w*|lint\w*|pre-commit|formatting)\b", re.I)
+_NO_TEST_WORDS = ("typo", "spelling", "misspell", "lint", "pre-commit", "formatting")  # one is in every match
 
 
 # The verbs _CONFIG_WORDS starts with, lower-case. Only a title holding one of them is
@@ -298,8 +300,9 @@ def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: A
     out: list[Risk] = []
     days = ctx.window.range_days
     span = "this week" if days is None else "on this day" if days == 1 else "in this period"  # evidence is English
-    ci = [pr.number for pr in prs if not _BUMP.search(pr.title[:256]) and (classified[pr.number].type == "ci" or
-          (classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files)))]
+    ci = [pr.number for pr in prs if (classified[pr.number].type == "ci" or (
+          classified[pr.number].type == "fix" and pr.files and all(fk.is_ci(f.path) for f in pr.files)))
+          and not _BUMP.search(pr.title[:256])]
     ci += [pr.number for pr in prs if pr.number not in ci and "ci" in classified[pr.number].modules and classified[pr.number].type == "fix"]
     if len(ci) >= 3:
         out.append(Risk("ci_churn", "medium" if len(ci) >= 5 else "low", sorted(ci), [f"{len(ci)} CI changes or fixes {span}"]))

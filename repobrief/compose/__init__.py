@@ -21,13 +21,14 @@ from ..conventions import (
     clean_body,
     clip,
     first_sentence,
+    may_match,
     migration_notes,
     plain_markdown,
     release_version,
     removal_kind,
     reverted_title,
 )
-from ..engines.offline import compat_signals
+from ..engines.offline import compat_signals, says_kept_compatible
 from ..i18n import Catalog
 from ..models import Card, Item, PRAnalysis, PullRequest, Risk, Sections, TableRow, Theme, inert_text
 
@@ -181,9 +182,13 @@ def _advisories(facts: WeekFacts) -> list[str]:
 
 def _advisory_fixes(facts: WeekFacts) -> list[tuple[str, int | None, str]]:
     """(advisory id, PR number, "") of each fix by a PR, (id, None, commit) of each direct one."""
-    out = [(_advisory_id(a), None, c.sha[:7]) for c in facts.direct_commits for a in _ADVISORY.findall(c.subject)]
+    out = [(_advisory_id(a), None, c.sha[:7]) for c in facts.direct_commits for a in _advisory_matches(c.subject)]
     return out + [(_advisory_id(a), p.number, "") for p in facts.prs if p.number not in facts.reverted_by
-                  for a in _ADVISORY.findall(p.title)]
+                  for a in _advisory_matches(p.title)]
+
+
+def _advisory_matches(text: str) -> list[str]:
+    return _ADVISORY.findall(text) if may_match(text, ("ghsa", "cve-")) else []
 
 
 def advisory_ids(facts: WeekFacts) -> list[str]:
@@ -391,7 +396,7 @@ def key_changes(facts: WeekFacts) -> list[Item]:
             sentences.append(cat.t("key_change.release", version=release[0]))
         elif removal := removal_kind(p.title):
             sentences.append(cat.t(f"key_change.{removal}"))
-        elif sig["compatible"]:
+        elif says_kept_compatible(p):
             sentences.append(cat.t("key_change.compatible"))
         elif a.type == "fix" and not any(fk.is_config(f.path) for f in p.files):
             sentences.append(cat.t("key_change.compat_fix"))

@@ -12,7 +12,7 @@ from ..analysis.classify import classify
 from ..analysis.context import AnalysisContext
 from ..analysis.risks import pr_risks
 from ..analysis.scoring import is_default_change, is_opt_in, says_compatible, score
-from ..conventions import clean_body, clip, first_sentence, removal_kind
+from ..conventions import clean_body, clip, first_sentence, may_match, removal_kind
 from ..i18n import catalog
 from ..models import PRAnalysis, PullRequest
 from . import Engine
@@ -29,7 +29,7 @@ def gist_of(description: str, fix: bool = False) -> str:
     # Spaces as one (a title's "add `engine_kwargs`  in …"), and none left before a
     # dropped full stop ("clean unused package ." read "Clean unused package  (#239)").
     d = clip(" ".join(description.split()), GIST_MAX, at_word=True).rstrip(".").rstrip()
-    if fix and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d)
+    if fix and may_match(d, _PROBLEM_WORDS) and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d)
                                                  or _CLAUSE.search(_HEAD_END.split(d, 1)[0])):
         first = d.split(" ", 1)[0]
         d = "Fix " + (d[:1].lower() + d[1:] if first.lower() in _PLAIN_FIRST and first[1:] == first[1:].lower() else d)
@@ -42,6 +42,9 @@ _NAMES_PROBLEM = re.compile(
     r"hangs?|deadlocks?|missing|broken|incorrect|wrong|invalid|can'?t|cannot|doesn'?t|does not|unable|regressions?)\b",
     re.I,
 )
+# One is in every match of _NAMES_PROBLEM ("fail": fails, failed, failing, failures; "can": can't, cannot).
+_PROBLEM_WORDS = ("issue", "bug", "error", "mismatch", "crash", "fail", "problem", "typo", "leak", "hang", "deadlock",
+                  "missing", "broken", "incorrect", "wrong", "invalid", "can", "does", "unable", "regression")
 # A description that is a clause ("checkpoint conversion fails with TP>1"), looked for in
 # its head, before "when …", "with …" (the issue "when world_size is 1" is still a noun
 # phrase): "Fix" would not fit before it.
@@ -149,10 +152,13 @@ class OfflineEngine(Engine):
 
 
 def compat_signals(pr: PullRequest) -> dict[str, bool]:
-    """What the PR says about defaults and compatibility (for the composer)."""
+    """What the PR says about defaults (for the composer)."""
     body = clean_body(pr.body)
-    return {
-        "default_change": is_default_change(pr, body),
-        "opt_in": is_opt_in(pr, body),
-        "compatible": says_compatible(body),
-    }
+    return {"default_change": is_default_change(pr, body), "opt_in": is_opt_in(pr, body)}
+
+
+def says_kept_compatible(pr: PullRequest) -> bool:
+    """Whether the PR's description says existing behaviour is kept (`says_compatible`):
+    asked by the composer only when nothing before it settled what to say (its regex
+    reads the whole description)."""
+    return says_compatible(clean_body(pr.body))
