@@ -612,9 +612,12 @@ def _substantive(text: str) -> str:
     text = _PLACEHOLDER_LINE.sub("", text)
     if "```" in text:
         text = _EMPTY_FENCE_PAIR.sub("", text)
-    text = _BLANK_LINES.sub("\n\n", "\n".join([line.rstrip() for line in text.split("\n")])).strip()
+    text = "\n".join([line.rstrip() for line in text.split("\n")])
+    if "\n\n\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
+    text = text.strip()
     # A lone empty code fence pair or a template placeholder is not content.
-    return "" if _EMPTY_FENCES.fullmatch(text) else text
+    return "" if not text or text.startswith("```") and _EMPTY_FENCES.fullmatch(text) else text
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")

@@ -122,7 +122,8 @@ def title_terms(text: str) -> set[str]:
     out = set()
     for w in _WORD.findall(text):
         w = w.lower().strip("._+-")
-        if len(w) < 2 or w in _STOPWORDS or w.isdigit() or _VERSION_WORD.fullmatch(w):
+        # A word starts with a letter (`_WORD`): a version only with a "v" ("v0.4.1").
+        if len(w) < 2 or w in _STOPWORDS or w[0] == "v" and _VERSION_WORD.fullmatch(w):
             continue
         out.add(TERM_SYNONYMS.get(w, w))
     return out

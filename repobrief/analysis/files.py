@@ -33,7 +33,7 @@ def base(path: str) -> str:
 
 
 # Each kind as a bit of `kinds(path)`.
-TEST, CI, DOC, DEPENDENCY, CONFIG, SOURCE, API, EXAMPLE, MINOR = (1 << i for i in range(9))
+TEST, CI, DOC, DEPENDENCY, CONFIG, SOURCE, API, EXAMPLE, MINOR, LEDGER = (1 << i for i in range(10))
 _EXAMPLE_RX = re.compile(r"/(?:examples?|recipes?|scripts?|benchmarks?)(?:/|$)")  # in "/" + path
 # Shell scripts launch and install (verl keeps its run scripts beside the code, in
 # `verl/experimental/*/shell/`): scripts wherever they live, not code that needs tests.
@@ -67,8 +67,9 @@ def kinds(path: str) -> int:
     example = _EXAMPLE_RX.search(slashed) is not None or low.endswith(_SCRIPT_EXT)
     # Docs, tests, CI, examples and tools' files: changes here rarely affect users of the code.
     minor = doc or test or ci or example or tool
+    ledger = _LEDGER_RX.search(slashed) is not None
     return (TEST * test | CI * ci | DOC * doc | DEPENDENCY * dependency | CONFIG * config | SOURCE * source
-            | API * api | EXAMPLE * example | MINOR * minor)
+            | API * api | EXAMPLE * example | MINOR * minor | LEDGER * ledger)
 
 
 def is_test(path: str) -> bool:
@@ -77,7 +78,7 @@ def is_test(path: str) -> bool:
 
 def is_ledger(path: str) -> bool:
     """A changelog, contributing guide or authors list: docs, but no area of the project."""
-    return _LEDGER_RX.search("/" + path) is not None
+    return kinds(path) & LEDGER != 0
 
 
 def is_ci(path: str) -> bool:
