@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..config import Settings
-from ..models import PullRequest, Theme
+from ..models import FileChange, PullRequest, Theme
 from ..window import Window
 from . import files as fk
 from .classify import Classified
@@ -33,14 +33,23 @@ class AnalysisContext:
     themes: list[Theme] = field(default_factory=list)
     first_time_authors: set[str] = field(default_factory=set)
     source: Any = None  # the Source, for engines that read more of it (the llm engine's diff hunks)
+    _core_files: dict[int, list[FileChange]] = field(default_factory=dict, init=False, repr=False)
+
+    def core_files(self, pr: PullRequest) -> list[FileChange]:
+        """The PR's files that are core code (`is_core`); found once per PR, as scoring
+        and the risks both ask, over all of its files."""
+        found = self._core_files.get(pr.number)
+        if found is None:
+            is_core = self.is_core
+            found = self._core_files[pr.number] = [f for f in pr.files if is_core(f.path)]
+        return found
 
     def core_hits(self, pr: PullRequest) -> list[str]:
         """The core paths a PR touches."""
         core = tuple(self.core_paths)
         hits: set[str] = set()
-        for f in pr.files:
-            if self.is_core(f.path):  # most files are not under any: which ones is asked of those that are
-                hits.update(core_matches(f.path, core))
+        for f in self.core_files(pr):  # most files are not under any: which ones is asked of those that are
+            hits.update(core_matches(f.path, core))
         return sorted(hits)
 
     @cached_property

@@ -83,7 +83,7 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         out.append(Risk("config_change", "high" if high else "medium", [n], cfg))
     # Each fact below is gathered only when the ones before it leave it a say: these run
     # for every PR, over all of its files.
-    core_lines = sum(f.lines for f in pr.files if ctx.is_core(f.path)) if ctx.core_paths and pr.lines_known else 0
+    core_lines = sum(f.lines for f in ctx.core_files(pr)) if ctx.core_paths and pr.lines_known else 0
     if core_lines >= 200 and percentile(ctx.calibration_lines, core_lines) >= 0.75:
         paths = ctx.core_hits(pr)
         out.append(Risk("core_path", "medium", [n], [f"{core_lines:,} changed lines in {', '.join(paths)}"]))
