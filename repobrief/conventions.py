@@ -209,11 +209,11 @@ def heading(line: str) -> tuple[int, str] | None:
 T = TypeVar("T")
 
 
-def _cached_when_short(fn: Callable[[str], T]) -> Callable[[str], T]:
-    """`fn`, cached for texts of at most 200 characters: a template's headings and section
-    names recur in PR after PR; a long text (anyone's) would stay in the cache."""
+def _cached_when_short(fn: Callable[[str], T], limit: int = 200) -> Callable[[str], T]:
+    """`fn`, cached for texts of at most `limit` characters: a template's headings and
+    section names recur in PR after PR; a long text (anyone's) would stay in the cache."""
     cached = lru_cache(maxsize=1 << 11)(fn)
-    return lambda text: cached(text) if len(text) <= 200 else fn(text)
+    return lambda text: cached(text) if len(text) <= limit else fn(text)
 
 
 _heading_cached = _cached_when_short(heading)
@@ -426,7 +426,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
     if pos <= len(body):
         sections[-1][1].append(body[pos:])
     # Checklists are dropped before the line-by-line pass: they are long.
-    contents = [(name, _substantive("\n".join(pieces)) if name not in DROP_HEADINGS else "")
+    contents = [(name, _substantive_cached("\n".join(pieces)) if name not in DROP_HEADINGS else "")
                 for name, pieces in sections]
     text, what, tests, headings = sort_sections(contents, [level for level, _ in marks])
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
@@ -618,6 +618,11 @@ def _substantive(text: str) -> str:
     text = text.strip()
     # A lone empty code fence pair or a template placeholder is not content.
     return "" if not text or text.startswith("```") and _EMPTY_FENCES.fullmatch(text) else text
+
+
+# A template's sections left as they were ("> Demonstrate how the API changes if any, …")
+# recur in PR after PR: in verl, 3,000 of the 8,800 sections read.
+_substantive_cached = _cached_when_short(_substantive, 400)
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
