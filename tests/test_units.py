@@ -810,7 +810,7 @@ def _glob_reference(path: str, globs: list[str]) -> bool:
 _PATH_PARTS = ["verl", "trainer", "config", "x.py", "a.yaml", "docs", "*", "**", "?", "[ab]", "", "/"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_PATH_PARTS), min_size=1, max_size=4).map("/".join), max_size=4),
        st.lists(st.sampled_from(_PATH_PARTS), min_size=1, max_size=5).map("/".join))
 def test_core_path_globs_match_as_fnmatch_and_directory_prefixes(globs, path):
@@ -1194,7 +1194,7 @@ _REF_PARTS = ["#", "#3", "#12", "&", "PR ", "pr", "Pull Request ", "issue", "ISS
               "&#", "##", "verl"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(_REF_PARTS), max_size=12).map("".join))
 def test_foreign_refs_are_found_as_a_scan_of_the_whole_text_finds_them(text):
     """`plain_foreign_refs` starts its regex only near each `#`: the same references
@@ -1430,3 +1430,65 @@ def test_a_quoted_sentence_ends_once():
     assert _end(en, "to the dedicated repo `verl-recipe`,") == "to the dedicated repo `verl-recipe`."
     assert _end(zh, "迁移到新仓库，") == "迁移到新仓库。"
     assert _end(en, "It works") == "It works." and _end(en, "Done!") == "Done!"
+
+
+# Each case-blind regex gated on its words (`may_match`), with texts that hold each of
+# its alternatives in another case, glued to other words, or spelt with "ſ"/"K" (the
+# Kelvin sign), which `re.I` reads as "s"/"k" and `lower()` leaves as they are.
+def _gated_regexes():
+    from repobrief.analysis import risks
+    from repobrief.compose import _ADVISORY
+    from repobrief.conventions import _LINKISH, _LINKISH_WORDS
+    from repobrief.engines import offline
+
+    return [
+        (risks._NO_TEST_NEEDED, risks._NO_TEST_WORDS, ["Fix TYPOS", "misspellings", "Lint fixes", "run PRE-COMMIT",
+                                                       "formatting", "Spelling", "fix typo", "ſpelling"]),
+        (offline._NAMES_PROBLEM, offline._PROBLEM_WORDS, ["Issues with X", "a BUG", "Errors", "shape mismatches",
+                                                          "CRASHES", "failure", "fails", "failed", "failing", "problems",
+                                                          "typos", "leaks", "hangs", "deadlocks", "missing", "broken",
+                                                          "incorrect", "wrong", "invalid", "can't", "cant", "cannot",
+                                                          "doesn't", "does not", "unable", "regressions", "Ta\u212a"]),
+        (_LINKISH, _LINKISH_WORDS, ["see https://x.y/z", "HTTP://X", "RFC: #12", "Issue #3", "fixes #1", "Closes #2",
+                                    "resolves: 4", "Related #5"]),
+        (_ADVISORY, ("ghsa", "cve-"), ["GHSA-abcd-1234-wxyz", "cve-2024-12345", "fixes Cve-2021-44228"]),
+    ]
+
+
+def test_a_word_gate_never_hides_a_match_of_its_regex():
+    for rx, words, texts in _gated_regexes():
+        from repobrief.conventions import may_match
+
+        for text in texts:
+            for t in (text, text.upper(), text.lower(), f"x {text}, y"):
+                if rx.search(t):
+                    assert may_match(t, words), (rx.pattern[:40], t)
+        assert not may_match("Add a new sampler for the rollout", words)  # the gate rules plain text out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_word_gate_never_hides_a_match_in_any_text(data):
+    from repobrief.conventions import may_match
+
+    for rx, words, texts in _gated_regexes():
+        pieces = st.sampled_from([*texts, *words, " ", "-", ":", "#1", "ſ", "\u212a", "İ", "a", "Z", "é", "\n"])
+        text = "".join(data.draw(st.lists(pieces, max_size=8)))
+        if rx.search(text):
+            assert may_match(text, words), (rx.pattern[:40], text)
+
+
+def test_paths_are_told_apart_at_the_top_of_the_tree_as_below_it():
+    from repobrief.analysis import files as fk
+
+    assert fk.is_test("tests/test_a.py") and fk.is_test("pkg/tests/a.py") and fk.is_test("test_a.py")
+    assert fk.is_test("a/b_test.go") and fk.is_test("conftest.py") and not fk.is_test("contest.py")
+    assert not fk.is_test("attests/a.py") and not fk.is_test("src/latest/a.py")
+    assert fk.is_ci(".github/workflows/ci.yml") and fk.is_ci("ci/run.sh") and fk.is_ci("a/.ci/x")
+    assert not fk.is_ci("src/circle.py") and not fk.is_ci("docs/ci.md")
+    assert fk.is_doc("docs/index.md") and fk.is_doc("Docs/x.py") and fk.is_doc("README") and fk.is_doc("pkg/readme.rst")
+    assert fk.is_ledger("CHANGELOG.md") and fk.is_ledger("a/contributing.rst") and not fk.is_ledger("src/renews.py")
+    assert fk.is_config("configs/a.yaml") and fk.is_config("pkg/my_Config.py") and fk.is_config("Settings.JSON")
+    assert not fk.is_config("src/configure.sh")
+    assert fk.is_example("examples/a.py") and fk.is_example("x/recipe/b.py") and not fk.is_example("src/sample.py")
+    assert fk.is_minor("benchmarks/a.py") and not fk.is_minor("verl/trainer/a.py")

@@ -29,8 +29,8 @@ def gist_of(description: str, fix: bool = False) -> str:
     # Spaces as one (a title's "add `engine_kwargs`  in …"), and none left before a
     # dropped full stop ("clean unused package ." read "Clean unused package  (#239)").
     d = clip(" ".join(description.split()), GIST_MAX, at_word=True).rstrip(".").rstrip()
-    if fix and may_match(d, _PROBLEM_WORDS) and _NAMES_PROBLEM.search(d) and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d)
-                                                 or _CLAUSE.search(_HEAD_END.split(d, 1)[0])):
+    names_problem = fix and may_match(d, _PROBLEM_WORDS) and _NAMES_PROBLEM.search(d)
+    if names_problem and not (_VERB_FIRST.match(d) or _SAYS_FIX.search(d) or _CLAUSE.search(_HEAD_END.split(d, 1)[0])):
         first = d.split(" ", 1)[0]
         d = "Fix " + (d[:1].lower() + d[1:] if first.lower() in _PLAIN_FIRST and first[1:] == first[1:].lower() else d)
     return d[:1].upper() + d[1:] if d and d[0].islower() and not re.match(r"^[a-z]+[A-Z_]", d) else d
