@@ -47,9 +47,9 @@ def checkout(rev: str, tmp: Path) -> Path:
     return dest
 
 
-def instructions(tree: Path, repo: Path, first: str, last: str, out: Path) -> int:
+def instructions(tree: Path, repo: Path, first: str, last: str, out: Path, base_env: dict[str, str]) -> int:
     shutil.rmtree(out, ignore_errors=True)
-    env = user_env(PYTHONHASHSEED="0", PYTHONPATH=str(tree))  # compiles the running checkout's bytecode
+    env = {**base_env, "PYTHONPATH": str(tree)}  # this revision's repobrief, with its bytecode compiled
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "repobrief")], env=env, check=True,
                    stdout=subprocess.DEVNULL)
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
@@ -76,7 +76,8 @@ def main() -> None:
         repo = args.repo or replay_history("verl-project__verl", tmp / "verl")
         trees = [checkout(rev, tmp) for rev in args.revs]
         try:
-            counts = [instructions(tree, repo, args.first, args.last, tmp / "out") for tree in trees]
+            env = user_env(PYTHONHASHSEED="0")
+            counts = [instructions(tree, repo, args.first, args.last, tmp / "out", env) for tree in trees]
         finally:
             for tree in trees:
                 if tree.is_relative_to(tmp):
