@@ -328,6 +328,7 @@ class FakeGitHub:
         self.down: int | None = None  # every request answers this status while set
         self.fail_from: tuple[int, int] | None = None  # (request index, status): outage from then on
         self.delay = 0.0  # seconds before each answer: a slow GitHub
+        self.arrived = 0  # requests received, answered or still waiting out `delay`
         self.rest_missing = False  # the REST list of a PR's files answers 404
         self.proxy_auth = False  # as an HTTPS proxy (CONNECT), answer 407: a proxy that wants credentials
         self.connects: list[str] = []  # the hosts CONNECT asked for
@@ -390,6 +391,8 @@ class FakeGitHub:
     # ------------------------------------------------------------------ answering
 
     def answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            self.arrived += 1
         time.sleep(self.delay)
         with self._lock:
             index = len(self.log) + 1
