@@ -477,6 +477,49 @@ def test_a_config_file_moved_with_edits_is_renamed_configuration_not_a_deleted_f
     assert "acme/config/ppo_trainer.yaml移至acme/config/legacy/ppo_trainer.yaml" in zh_text and "#10移动的配置文件及其新旧路径" in zh_text
 
 
+def test_a_default_only_the_diff_changes_is_a_risk_with_its_old_and_new_value(tmp_path):
+    """A PR that changes a default of the code's configuration without saying so (a
+    "tidy" chore, no description) gives users who upgrade new behaviour all the same:
+    the diff shows the key with its old and new value. A comment changed, a value in an
+    example's config, and a value moved unchanged are no change of a default."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    trainer = "actor:\n  lr: 1e-6  # learning rate\n  clip: 0.2\n  mode: plain\nrollout:\n  n: 4\n"
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {
+        "acme/__init__.py": "", "acme/config/ppo_trainer.yaml": trainer, "examples/ppo/config/run.yaml": "lr: 1\n",
+        "acme/workers/config/actor.py": "@dataclass\nclass ActorConfig:\n    ppo_mini_batch_size: int = 256\n"})
+    b.commit("[trainer] chore: tidy the trainer config (#10)", "2026-01-13T09:00:00+00:00", {
+        "acme/config/ppo_trainer.yaml": 'rollout:\n  n: 4\nactor:\n  lr: 5e-7  # the learning rate\n  clip: 0.2  # PPO\n'
+                                        '  mode: "<img src=x> [x](http://e.test) *m*"\n',
+        "examples/ppo/config/run.yaml": "lr: 2\n"})
+    b.commit("[worker] refactor: move the actor config (#11)", "2026-01-14T09:00:00+00:00", {
+        "acme/workers/config/actor.py": "@dataclass\nclass ActorConfig:\n    ppo_mini_batch_size: int = 128\n"})
+    b.commit("[trainer] docs: comment the rollout config (#12)", "2026-01-15T09:00:00+00:00", {
+        "acme/config/ppo_trainer.yaml": 'rollout:\n  n: 4  # samples per prompt\nactor:\n  lr: 5e-7  # the learning rate\n'
+                                        '  clip: 0.2  # PPO\n  mode: "<img src=x> [x](http://e.test) *m*"\n'})
+    d = _report(b.path, "2026-W03")
+    evidence = {p["number"]: [e for r in p["risks"] if r["kind"] == "default_change" for e in r["evidence"]]
+                for p in d["pull_requests"]}
+    assert evidence == {
+        10: ["config default changed: lr in acme/config/ppo_trainer.yaml: 1e-6 -> 5e-7",
+             "config default changed: mode in acme/config/ppo_trainer.yaml: plain -> <img src=x> [x](http://e.test) *m*"],
+        11: ["config default changed: ppo_mini_batch_size in acme/workers/config/actor.py: 256 -> 128"],
+        12: [],
+    }
+    (text,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["prs"] == [10, 11]]
+    assert text.startswith("#10, #11: defaults changed (#10: lr from 1e-6 to 5e-7 in acme/config/ppo_trainer.yaml, "
+                           "mode from plain to <img src=x> [x](http://e.test) *m* in acme/config/ppo_trainer.yaml; "
+                           "#11: ppo_mini_batch_size from 256 to 128 in acme/workers/config/actor.py)"), text
+    (rec,) = [i for i in d["sections"]["recommendations"]["items"] if i["name"] == "Check configuration before upgrading"]
+    assert rec["prs"] == [10, 11]
+    zh = json.dumps(_report(b.path, "2026-W03", "zh")["sections"], ensure_ascii=False)
+    assert "acme/config/ppo_trainer.yaml中的lr由1e-6改为5e-7" in zh
+    # The values are the diff's text, anyone's: inert in Markdown.
+    code, md, err = run_cli("report", str(b.path), "--name", "acme/young", "--week", "2026-W03", "--lang", "en",
+                            "--format", "md", "-q")
+    assert code == 0, err
+    assert "&lt;img src=x> \\[x\\](http://e.test) \\*m\\*" in md and "<img" not in md
+
+
 def test_many_modules_removed_are_counted_per_pr(tmp_path):
     """A PR removing a whole subsystem is summed up (how many modules, two of them), so the
     risk stays readable; the recommendation lists three and counts the rest. Removing its

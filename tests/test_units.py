@@ -726,6 +726,39 @@ def test_keys_removed_from_toml_json_and_ini_configs_are_risks(tmp_path):
         "config key removed: retries (conf/app.ini)",
         "config key removed: timeout (conf/app.ini)",
     ])
+    # The values that change are defaults users get without changing a setting.
+    (default,) = [r for r in rep.risks if r.kind == "default_change"]
+    assert default.prs == [1] and sorted(default.evidence) == [
+        "config default changed: epochs in configs/train.toml: 3 -> 4",
+        "config default changed: hidden in conf/model.json: 12 -> 16",
+    ]
+
+
+@pytest.mark.parametrize("lines, changed", [
+    (["-  lr: 0.1", "+  lr: 0.2"], ["lr: 0.1 -> 0.2"]),
+    (["-  lr: 0.1  # rate", "+  lr: 0.1 # the rate"], []),  # a comment
+    (["-  name: 'a'", '+  name: "a"'], []),  # quotes
+    (['-  "n": 1,', '+  "n": 1'], []),  # a trailing comma
+    (['-  tag: "a #1"', '+  tag: "a #2"  # note'], ["tag: a #1 -> a #2"]),  # `#` inside quotes
+    (["-  actor:", "+  actor:"], []),  # a block's key
+    (["-  lr: 0.1", "+    lr: 0.2"], []),  # another indent: another key
+    (["-  lr: 0.1", "-  lr: 0.3", "+  lr: 0.2"], []),  # which one changed is not known
+    (["+  lr: 0.2", "-  lr: 0.1"], []),  # added, then removed: two changes, neither in place
+    (["-    batch: int = 256", "+    batch: int = 128"], ["batch: 256 -> 128"]),  # a dataclass field
+    (["-  mode: " + "x" * 60, "+  mode: y"], ["mode: " + "x" * 39 + "… -> y"]),
+])
+def test_a_default_changed_is_a_key_given_another_value_in_place(lines, changed):
+    """`changed_defaults` reads a key whose value a config file changes where it stands;
+    what git shows as removed and added for other reasons is no new default."""
+    from repobrief.analysis.risks import changed_defaults
+
+    path = "pkg/config/x.py" if "int" in lines[0] else "pkg/config/x.json" if '"' in lines[0][:5] else "pkg/config/x.yaml"
+    diff = "\n".join([f"diff --git a/{path} b/{path}", *lines])
+    prefix = "config default changed: "
+    assert [e.removeprefix(prefix).replace(f" in {path}:", ":") for e in changed_defaults(diff)] == changed
+    # Examples and recipes hold values no user inherits.
+    example = diff.replace(path, "examples/" + path)
+    assert changed_defaults(example) == []
 
 
 def test_version_strings_that_disagree(tmp_path):

@@ -73,9 +73,12 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         if body.declared_breaking:
             ev.append(f"BREAKING CHANGE: {body.declared_breaking[:200]}")
         out.append(Risk("breaking_change", "high", [n], ev))
-    elif not c.minor_only and is_default_change(pr, body):  # users get new behaviour without changing a setting
-        # (a breaking change says more; a default of CI, docs or tests is no user's)
-        out.append(Risk("default_change", "medium", [n], [f"changes a default: {pr.title[:120]}"]))
+    elif not c.minor_only:  # users get new behaviour without changing a setting
+        # (a breaking change says more; a default of CI, docs or tests is no user's),
+        # whether the PR says so or only its configuration's diff shows it
+        said = [f"changes a default: {pr.title[:120]}"] if is_default_change(pr, body) else []
+        if ev := said + changed_defaults(ctx.diffs.get(n, "")):
+            out.append(Risk("default_change", "medium", [n], ev))
     packages = _packages(ctx.project, tuple(ctx.core_paths))
     cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)
     if cfg:  # what the diff shows removed or renamed is high; what only the title says, medium
@@ -275,6 +278,69 @@ def _has_config_verb(title: str) -> bool:
 
 
 _NO_KEYS: tuple[re.Pattern[str], ...] = ()
+# How many changed values a PR's evidence lists (a reformatted config changes dozens).
+DEFAULTS_LISTED = 6
+# A value as the evidence quotes it: at most this many characters.
+VALUE_MAX = 40
+
+
+def changed_defaults(diff: str) -> list[str]:
+    """Keys whose value a configuration file changes in place: `-key: old` then
+    `+key: new` at the same indent, in one run of removed lines and the run of added
+    lines after it (git writes a changed line so), each key once in both runs, the
+    values told apart (a comment, quotes or a trailing comma changed is no new value).
+    Not in examples and recipes, whose values no user inherits. Each as
+    `config default changed: KEY in PATH: OLD -> NEW`, at most `DEFAULTS_LISTED`."""
+    out: list[str] = []
+    old: dict[tuple[str, str], list[str]] = defaultdict(list)  # (indent, key) -> values
+    new: dict[tuple[str, str], list[str]] = defaultdict(list)
+    current, keys = "", _NO_KEYS
+
+    def pair() -> None:
+        for key, before in old.items():
+            after = new.get(key, ())
+            if len(before) == 1 and len(after) == 1 and before[0] != after[0]:
+                out.append(f"config default changed: {key[1]} in {current}: {before[0]} -> {after[0]}")
+        old.clear()
+        new.clear()
+
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            pair()
+            current = fk.diff_header_path(line)
+            # most specific first: a dataclass field's `name: type = value` is YAML's `key:` too
+            keys = _NO_KEYS if fk.is_example(current) else _key_patterns(current)[::-1]
+            continue
+        if not keys or line.startswith(("+++", "---")):
+            continue
+        sign = line[:1]
+        if sign not in ("-", "+") or (sign == "-" and new):  # a hunk's or a context line, or removed after added:
+            pair()  # the next change
+        m = next((m for rx in keys if (m := rx.match(line))), None)
+        if m is not None and (value := _config_value(line[m.end():])):
+            (old if m.group(1) == "-" else new)[m.group(2), m.group(3)].append(value)
+    pair()
+    return out[:DEFAULTS_LISTED]
+
+
+def _config_value(rest: str) -> str:
+    """The value after a key's `:` or `=`, without a trailing comment or comma and
+    the quotes around it; '' for none (a YAML key that opens a block)."""
+    value = rest.strip()
+    if value[:1] == "#":
+        return ""
+    cut = value.find(" #")
+    while cut >= 0:  # a comment starts at the first ` #` outside quotes
+        if value.count('"', 0, cut) % 2 == 0 and value.count("'", 0, cut) % 2 == 0:
+            value = value[:cut].rstrip()
+            break
+        cut = value.find(" #", cut + 2)
+    value = value.removesuffix(",").strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    if len(value) > VALUE_MAX:
+        value = value[:VALUE_MAX - 1] + "…"
+    return value
 
 
 @lru_cache(maxsize=1 << 10)

@@ -548,6 +548,7 @@ _REMOVED = re.compile(r"^config key removed: (\S+) \((\S+)\)$")
 _REMOVED_FILE = re.compile(r"^removed config file (\S+)$")
 _MOVED_FILE = re.compile(r"^config file renamed (\S+) -> (\S+)$")
 _REMOVED_NAMED = re.compile(r"^config key removed \(title\): (\S+)$")
+_DEFAULT_VALUE = re.compile(r"^config default changed: (\S+) in (\S+): (.*?) -> (.*)$")
 _MODULE = re.compile(r"^module (?:removed: (\S+)|moved: (\S+) -> (\S+))$")
 _MODULES_MORE = re.compile(r"^(\d+) more modules? removed or moved$")
 
@@ -642,6 +643,13 @@ def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -
     return cat.t("list.sep").join(gists) + more
 
 
+def _own_evidence(facts: WeekFacts, n: int, r: Risk) -> list[str]:
+    """The evidence PR `n` gave for a risk of `r`'s kind (the risk's own when it names
+    that PR alone: a model's risk has no PR analysis behind it)."""
+    own = facts.analyses[n].risks if n in facts.analyses else []
+    return next((x.evidence for x in own if x.kind == r.kind), r.evidence if len(r.prs) == 1 else [])
+
+
 def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
     """The evidence of a risk, in the report's language, from the PRs it names."""
     prs = [p for p in map(facts.pr, r.prs) if p is not None]
@@ -650,13 +658,25 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         limit = 4 if len(r.prs) == 1 else 2
 
         def config_of(n: int) -> str:
-            own = facts.analyses[n].risks if n in facts.analyses else []
-            evidence = next((x.evidence for x in own if x.kind == "config_change"), r.evidence if len(r.prs) == 1 else [])
-            changes = [d for d in map(partial(_config_detail, cat), evidence) if d]
+            changes = [d for d in map(partial(_config_detail, cat), _own_evidence(facts, n, r)) if d]
             return cat.t("list.sep").join(changes[:limit]) + (
                 cat.t("risk_text.more_changes", count=len(changes) - limit, total=len(changes)) if len(changes) > limit else "")
 
         return _per_pr(cat, r, facts, config_of)
+    if r.kind == "default_change":  # per PR: the values its configuration changes, else what it does
+        values = {n: [m for e in _own_evidence(facts, n, r) if (m := _DEFAULT_VALUE.match(e))] for n in r.prs[:3]}
+        if not any(values.values()):
+            return _gists(cat, facts, r.prs)
+
+        def defaults_of(n: int) -> str:
+            if not values[n]:
+                return facts.analyses[n].gist if n in facts.analyses else ""
+            shown = [cat.t("detail.default_value", key=m[1], file=m[2], old=m[3], new=m[4]) for m in values[n][:2]]
+            more = len(values[n]) - len(shown)
+            return cat.t("list.sep").join(shown) + (
+                cat.t("risk_text.more_changes", count=more, total=len(values[n])) if more > 0 else "")
+
+        return _per_pr(cat, r, facts, defaults_of)
     if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
 
         def modules_of(n: int) -> str:
