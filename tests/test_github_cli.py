@@ -187,6 +187,9 @@ def test_ctrl_c_during_a_report_says_nothing_was_written(server, tmp_path):
          "--week", "2026-W26", "--tz", "Asia/Shanghai", "--db", str(tmp_path / "s.db"), "--github-url", server.url,
          "-o", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        # As at a terminal: a suite started in the background (`pytest &`) has SIGINT
+        # ignored, and Python keeps an ignored SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while not server.arrived and time.monotonic() < deadline:  # the server holds the request: no answer for 3 s
