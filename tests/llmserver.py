@@ -92,7 +92,7 @@ def default_pr_answer(call: Call) -> dict:
 
 def default_week_answer(call: Call) -> dict:
     prs = week_prs(call.user)
-    rows = [json.loads(line) for line in re.search(r'<untrusted kind="pull requests">\n(.*)\n</untrusted>', call.user, re.S).group(1).splitlines()]
+    rows = [json.loads(line) for line in re.search(r'<untrusted kind="pull requests">\n(.*?)\n</untrusted>', call.user, re.S).group(1).splitlines()]
     zh = "Simplified Chinese" in call.system
     top = rows[:5]
     n = len(prs)
