@@ -274,7 +274,7 @@ def may_match(text: str, words: tuple[str, ...]) -> bool:
     if not text.isascii():
         return True
     low = text.lower()
-    return any(w in low for w in words)
+    return any(map(low.__contains__, words))
 
 
 def affirmed(rx: re.Pattern[str], text: str, start: int = 0) -> bool:
