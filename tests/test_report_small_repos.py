@@ -483,31 +483,32 @@ def test_a_default_only_the_diff_changes_is_a_risk_with_its_old_and_new_value(tm
     the diff shows the key with its old and new value. A comment changed, a value in an
     example's config, and a value moved unchanged are no change of a default."""
     b = GitRepoBuilder(tmp_path / "repo")
-    trainer = "actor:\n  lr: 1e-6  # learning rate\n  clip: 0.2\n  mode: plain\nrollout:\n  n: 4\n"
+    trainer = "actor:\n  lr: 1e-6  # learning rate\n  clip: 0.2\n  mode: plain\n  warmup: 10\nrollout:\n  n: 4\n"
     b.commit("initial", "2026-01-05T10:00:00+00:00", {
         "acme/__init__.py": "", "acme/config/ppo_trainer.yaml": trainer, "examples/ppo/config/run.yaml": "lr: 1\n",
         "acme/workers/config/actor.py": "@dataclass\nclass ActorConfig:\n    ppo_mini_batch_size: int = 256\n"})
     b.commit("[trainer] chore: tidy the trainer config (#10)", "2026-01-13T09:00:00+00:00", {
         "acme/config/ppo_trainer.yaml": 'rollout:\n  n: 4\nactor:\n  lr: 5e-7  # the learning rate\n  clip: 0.2  # PPO\n'
-                                        '  mode: "<img src=x> [x](http://e.test) *m*"\n',
+                                        '  mode: "<img src=x> [x](http://e.test) *m*"\n  warmup: 20\n',
         "examples/ppo/config/run.yaml": "lr: 2\n"})
     b.commit("[worker] refactor: move the actor config (#11)", "2026-01-14T09:00:00+00:00", {
         "acme/workers/config/actor.py": "@dataclass\nclass ActorConfig:\n    ppo_mini_batch_size: int = 128\n"})
     b.commit("[trainer] docs: comment the rollout config (#12)", "2026-01-15T09:00:00+00:00", {
         "acme/config/ppo_trainer.yaml": 'rollout:\n  n: 4  # samples per prompt\nactor:\n  lr: 5e-7  # the learning rate\n'
-                                        '  clip: 0.2  # PPO\n  mode: "<img src=x> [x](http://e.test) *m*"\n'})
+                                        '  clip: 0.2  # PPO\n  mode: "<img src=x> [x](http://e.test) *m*"\n  warmup: 20\n'})
     d = _report(b.path, "2026-W03")
     evidence = {p["number"]: [e for r in p["risks"] if r["kind"] == "default_change" for e in r["evidence"]]
                 for p in d["pull_requests"]}
     assert evidence == {
         10: ["config default changed: lr in acme/config/ppo_trainer.yaml: 1e-6 -> 5e-7",
-             "config default changed: mode in acme/config/ppo_trainer.yaml: plain -> <img src=x> [x](http://e.test) *m*"],
+             "config default changed: mode in acme/config/ppo_trainer.yaml: plain -> <img src=x> [x](http://e.test) *m*",
+             "config default changed: warmup in acme/config/ppo_trainer.yaml: 10 -> 20"],
         11: ["config default changed: ppo_mini_batch_size in acme/workers/config/actor.py: 256 -> 128"],
         12: [],
     }
     (text,) = [i["text"] for i in d["sections"]["risks"]["items"] if i["prs"] == [10, 11]]
     assert text.startswith("#10, #11: defaults changed (#10: lr from 1e-6 to 5e-7 in acme/config/ppo_trainer.yaml, "
-                           "mode from plain to <img src=x> [x](http://e.test) *m* in acme/config/ppo_trainer.yaml; "
+                           "mode from plain to <img src=x> [x](http://e.test) *m* in acme/config/ppo_trainer.yaml and 1 more; "
                            "#11: ppo_mini_batch_size from 256 to 128 in acme/workers/config/actor.py)"), text
     (rec,) = [i for i in d["sections"]["recommendations"]["items"] if i["name"] == "Check configuration before upgrading"]
     assert rec["prs"] == [10, 11]

@@ -643,6 +643,13 @@ def _gists(cat: Catalog, facts: WeekFacts, numbers: list[int], limit: int = 3) -
     return cat.t("list.sep").join(gists) + more
 
 
+def _first_changes(cat: Catalog, changes: list[str], limit: int) -> str:
+    """The first `limit` of a PR's changes, and how many more it has."""
+    more = len(changes) - limit
+    return cat.t("list.sep").join(changes[:limit]) + (
+        cat.t("risk_text.more_changes", count=more, total=len(changes)) if more > 0 else "")
+
+
 def _own_evidence(facts: WeekFacts, n: int, r: Risk) -> list[str]:
     """The evidence PR `n` gave for a risk of `r`'s kind (the risk's own when it names
     that PR alone: a model's risk has no PR analysis behind it)."""
@@ -658,9 +665,7 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         limit = 4 if len(r.prs) == 1 else 2
 
         def config_of(n: int) -> str:
-            changes = [d for d in map(partial(_config_detail, cat), _own_evidence(facts, n, r)) if d]
-            return cat.t("list.sep").join(changes[:limit]) + (
-                cat.t("risk_text.more_changes", count=len(changes) - limit, total=len(changes)) if len(changes) > limit else "")
+            return _first_changes(cat, [d for d in map(partial(_config_detail, cat), _own_evidence(facts, n, r)) if d], limit)
 
         return _per_pr(cat, r, facts, config_of)
     if r.kind == "default_change":  # per PR: the values its configuration changes, else what it does
@@ -671,10 +676,8 @@ def risk_detail(cat: Catalog, r: Risk, facts: WeekFacts) -> str:
         def defaults_of(n: int) -> str:
             if not values[n]:
                 return facts.analyses[n].gist if n in facts.analyses else ""
-            shown = [cat.t("detail.default_value", key=m[1], file=m[2], old=m[3], new=m[4]) for m in values[n][:2]]
-            more = len(values[n]) - len(shown)
-            return cat.t("list.sep").join(shown) + (
-                cat.t("risk_text.more_changes", count=more, total=len(values[n])) if more > 0 else "")
+            return _first_changes(cat, [cat.t("detail.default_value", key=m[1], file=m[2], old=m[3], new=m[4])
+                                        for m in values[n]], 2)
 
         return _per_pr(cat, r, facts, defaults_of)
     if r.kind == "module_removed":  # per PR: its modules, or how many and two of them
