@@ -756,9 +756,9 @@ def test_a_default_changed_is_a_key_given_another_value_in_place(lines, changed)
     diff = "\n".join([f"diff --git a/{path} b/{path}", *lines])
     prefix = "config default changed: "
     assert [e.removeprefix(prefix).replace(f" in {path}:", ":") for e in changed_defaults(diff)] == changed
-    # Examples and recipes hold values no user inherits.
-    example = diff.replace(path, "examples/" + path)
-    assert changed_defaults(example) == []
+    # Examples and recipes hold values no user inherits; a manifest holds no settings.
+    assert changed_defaults(diff.replace(path, "examples/" + path)) == []
+    assert changed_defaults(diff.replace(path, "environment.yml")) == []
 
 
 def test_version_strings_that_disagree(tmp_path):

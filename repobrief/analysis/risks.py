@@ -289,7 +289,8 @@ def changed_defaults(diff: str) -> list[str]:
     `+key: new` at the same indent, in one run of removed lines and the run of added
     lines after it (git writes a changed line so), each key once in both runs, the
     values told apart (a comment, quotes or a trailing comma changed is no new value).
-    Not in examples and recipes, whose values no user inherits. Each as
+    Only in configuration files, and not in examples' and recipes', whose values no user
+    inherits (nor in a manifest such as `environment.yml`: no setting). Each as
     `config default changed: KEY in PATH: OLD -> NEW`, at most `DEFAULTS_LISTED`."""
     out: list[str] = []
     old: dict[tuple[str, str], list[str]] = defaultdict(list)  # (indent, key) -> values
@@ -309,7 +310,7 @@ def changed_defaults(diff: str) -> list[str]:
             pair()
             current = fk.diff_header_path(line)
             # most specific first: a dataclass field's `name: type = value` is YAML's `key:` too
-            keys = _NO_KEYS if fk.is_example(current) else _key_patterns(current)[::-1]
+            keys = _key_patterns(current)[::-1] if fk.is_config(current) and not fk.is_example(current) else _NO_KEYS
             continue
         if not keys or line.startswith(("+++", "---")):
             continue
