@@ -761,6 +761,16 @@ def test_a_default_changed_is_a_key_given_another_value_in_place(lines, changed)
     assert changed_defaults(diff.replace(path, "environment.yml")) == []
 
 
+def test_a_hostile_config_line_is_read_at_once():
+    """A diff's line is anyone's text: a value of 200,000 characters made of ` #` after
+    an open quote (each one a comment's possible start) is read in one pass."""
+    from repobrief.analysis.risks import changed_defaults
+
+    value = 'mode: "' + " #" * 100_000
+    diff = f"diff --git a/conf/a.yaml b/conf/a.yaml\n-{value}x\n+{value}y\n-lr: 1\n+lr: 2"
+    assert finishes(changed_defaults, diff, within=5) == ["config default changed: lr in conf/a.yaml: 1 -> 2"]
+
+
 def test_version_strings_that_disagree(tmp_path):
     from repobrief.pipeline import generate_report
 

@@ -280,8 +280,10 @@ def _has_config_verb(title: str) -> bool:
 _NO_KEYS: tuple[re.Pattern[str], ...] = ()
 # How many changed values a PR's evidence lists (a reformatted config changes dozens).
 DEFAULTS_LISTED = 6
-# A value as the evidence quotes it: at most this many characters.
+# A value as the evidence quotes it: at most this many characters; values are compared
+# on their first VALUE_READ characters.
 VALUE_MAX = 40
+VALUE_READ = 1000
 
 
 def changed_defaults(diff: str) -> list[str]:
@@ -327,15 +329,20 @@ def changed_defaults(diff: str) -> list[str]:
 def _config_value(rest: str) -> str:
     """The value after a key's `:` or `=`, without a trailing comment or comma and
     the quotes around it; '' for none (a YAML key that opens a block)."""
-    value = rest.strip()
+    value = rest[:VALUE_READ].strip()
     if value[:1] == "#":
         return ""
+    # A comment starts at the first ` #` outside quotes; the quotes before each ` #` are
+    # counted from the one before it (a diff's line is anyone's text: no rescans).
+    seen = doubles = singles = 0
     cut = value.find(" #")
-    while cut >= 0:  # a comment starts at the first ` #` outside quotes
-        if value.count('"', 0, cut) % 2 == 0 and value.count("'", 0, cut) % 2 == 0:
+    while cut >= 0:
+        doubles += value.count('"', seen, cut)
+        singles += value.count("'", seen, cut)
+        if doubles % 2 == 0 and singles % 2 == 0:
             value = value[:cut].rstrip()
             break
-        cut = value.find(" #", cut + 2)
+        seen, cut = cut, value.find(" #", cut + 2)
     value = value.removesuffix(",").strip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         value = value[1:-1]
