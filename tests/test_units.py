@@ -1495,6 +1495,8 @@ def _gated_regexes():
         (_LINKISH, _LINKISH_WORDS, ["see https://x.y/z", "HTTP://X", "RFC: #12", "Issue #3", "fixes #1", "Closes #2",
                                     "resolves: 4", "Related #5"]),
         (_ADVISORY, ("ghsa", "cve-"), ["GHSA-abcd-1234-wxyz", "cve-2024-12345", "fixes Cve-2021-44228"]),
+        (risks._CONFIG_WORDS, risks._CONFIG_VERBS, ["Rename the lr option", "DEPRECATE flags", "removes keys",
+                                                    "Dropped the params", "renaming settings to fields"]),
     ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import lru_cache
 
 from ..conventions import CleanBody, may_match, release_version
@@ -66,6 +67,7 @@ _IMAGE_TAG = re.compile(r"\b([a-z][a-z0-9_-]{1,40})(\d+\.\d+(?:\.\d+)?)\b")
 def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext) -> list[Risk]:
     out: list[Risk] = []
     n = pr.number
+    diff = ctx.diffs.get(n, "")
     if c.breaking or body.declared_breaking:
         ev = []
         if c.breaking:
@@ -77,10 +79,10 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
         # (a breaking change says more; a default of CI, docs or tests is no user's),
         # whether the PR says so or only its configuration's diff shows it
         said = [f"changes a default: {pr.title[:120]}"] if is_default_change(pr, body) else []
-        if ev := said + changed_defaults(ctx.diffs.get(n, "")):
+        if ev := said + changed_defaults(diff):
             out.append(Risk("default_change", "medium", [n], ev))
     packages = _packages(ctx.project, tuple(ctx.core_paths))
-    cfg = _config_changes(pr, ctx.diffs.get(n, ""), packages)
+    cfg = _config_changes(pr, diff, packages)
     if cfg:  # what the diff shows removed or renamed is high; what only the title says, medium
         high = any(("removed" in e or "renamed" in e) and "(title)" not in e for e in cfg)
         out.append(Risk("config_change", "high" if high else "medium", [n], cfg))
@@ -215,17 +217,9 @@ def _config_changes(pr: PullRequest, diff: str, packages: frozenset[str] = froze
                  if f.previous and f.previous != f.path and fk.is_config(f.previous))
     removed: dict[str, list[str]] = defaultdict(list)
     added: dict[str, list[str]] = defaultdict(list)
-    current, keys = "", _NO_KEYS
-    for line in diff.splitlines():
-        if line.startswith("diff --git"):
-            current = fk.diff_header_path(line)
-            keys = _key_patterns(current)
-            continue
-        if not keys or line.startswith(("+++", "---")):
-            continue
-        m = next((m for rx in keys if (m := rx.match(line))), None)
-        if m and current not in deleted:  # the keys of a deleted file go with it: said once, as the file
-            (removed if m.group(1) == "-" else added)[m.group(3)].append(current)
+    for path, _, m in _key_lines(diff):
+        if m and path not in deleted:  # the keys of a deleted file go with it: said once, as the file
+            (removed if m.group(1) == "-" else added)[m.group(3)].append(path)
     gone = [k for k in removed if k not in added]
     new = [k for k in added if k not in removed]
     for k in gone[:6]:
@@ -266,15 +260,13 @@ _NO_TEST_NEEDED = re.compile(r"\b(?:typos?|spelling|misspell\w*|lint\w*|pre-comm
 _NO_TEST_WORDS = ("typo", "spelling", "misspell", "lint", "pre-commit", "formatting")  # one is in every match
 
 
-# The verbs _CONFIG_WORDS starts with, lower-case. Only a title holding one of them is
-# searched: the regex is tried at every position. (None has an i or an s, the letters a
-# case-insensitive regex also finds in other characters, so `lower()` misses no match.)
+# The verbs _CONFIG_WORDS starts with, lower-case: only a title holding one of them is
+# searched (`may_match`), as the regex is tried at every position.
 _CONFIG_VERBS = ("renam", "deprecat", "remov", "drop")
 
 
 def _has_config_verb(title: str) -> bool:
-    low = title.lower()
-    return any(v in low for v in _CONFIG_VERBS) and _CONFIG_WORDS.search(title) is not None
+    return may_match(title, _CONFIG_VERBS) and _CONFIG_WORDS.search(title) is not None
 
 
 _NO_KEYS: tuple[re.Pattern[str], ...] = ()
@@ -297,7 +289,7 @@ def changed_defaults(diff: str) -> list[str]:
     out: list[str] = []
     old: dict[tuple[str, str], list[str]] = defaultdict(list)  # (indent, key) -> values
     new: dict[tuple[str, str], list[str]] = defaultdict(list)
-    current, keys = "", _NO_KEYS
+    current = ""
 
     def pair() -> None:
         for key, before in old.items():
@@ -307,23 +299,30 @@ def changed_defaults(diff: str) -> list[str]:
         old.clear()
         new.clear()
 
-    for line in diff.splitlines():
-        if line.startswith("diff --git"):
-            pair()
-            current = fk.diff_header_path(line)
-            # most specific first: a dataclass field's `name: type = value` is YAML's `key:` too
-            keys = _key_patterns(current)[::-1] if fk.is_config(current) and not fk.is_example(current) else _NO_KEYS
-            continue
-        if not keys or line.startswith(("+++", "---")):
-            continue
+    for path, line, m in _key_lines(diff):
         sign = line[:1]
-        if sign not in ("-", "+") or (sign == "-" and new):  # a hunk's or a context line, or removed after added:
-            pair()  # the next change
-        m = next((m for rx in keys if (m := rx.match(line))), None)
-        if m is not None and (value := _config_value(line[m.end():])):
+        if sign not in ("-", "+") or (sign == "-" and new):  # a file's start, a hunk's or a context line,
+            pair()  # or removed after added: the next change
+            current = path
+        if m is not None and fk.is_config(path) and not fk.is_example(path) and (value := _config_value(line[m.end():])):
             (old if m.group(1) == "-" else new)[m.group(2), m.group(3)].append(value)
     pair()
     return out[:DEFAULTS_LISTED]
+
+
+def _key_lines(diff: str) -> Iterator[tuple[str, str, re.Match[str] | None]]:
+    """(path, line, the match of its key's pattern or None) for each line of the sections
+    of `diff` (as `read_diffs` writes them) whose file may hold keys (`_key_patterns`),
+    but the `---`/`+++` lines; each such section starts with (path, "", None)."""
+    keys, path = _NO_KEYS, ""
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            path = fk.diff_header_path(line)
+            keys = _key_patterns(path)
+            if keys:
+                yield path, "", None
+        elif keys and not line.startswith(("+++", "---")):
+            yield path, line, next((m for rx in keys if (m := rx.match(line))), None)
 
 
 def _config_value(rest: str) -> str:
@@ -367,7 +366,8 @@ def _key_patterns(path: str) -> tuple[re.Pattern[str], ...]:
         return (_ASSIGN_KEY,)
     if low.endswith((".ini", ".cfg", ".conf")):
         return (_ASSIGN_KEY, _YAML_KEY)
-    return (_YAML_KEY, _PY_FIELD) if low.endswith(".py") else (_YAML_KEY,)
+    # a dataclass field first: its `name: type = value` is YAML's `key:` too, and its value follows the `=`
+    return (_PY_FIELD, _YAML_KEY) if low.endswith(".py") else (_YAML_KEY,)
 
 
 def week_risks(prs: list[PullRequest], classified: dict[int, Classified], ctx: AnalysisContext) -> list[Risk]:
