@@ -270,8 +270,8 @@ def main() -> None:
 
 def _git_kind(args: list[str]) -> str:
     """What a git process of a backfill is for, from its arguments (sources/git.py)."""
-    if "--numstat" in args and "--raw" in args:
-        return "line-count passes (log --raw --numstat)"
+    if "--raw" in args and ("--numstat" in args or "-p" in args):  # -p: the patch gives the counts
+        return "line-count passes (log --raw --numstat or -p)"
     if "-p" in args:
         return "the detectors' diffs (log -p -U0)"
     if "-M" in args:

@@ -16,7 +16,7 @@ from typing import Protocol
 from .aggregate import build_facts
 from .analysis.classify import Classified, classify
 from .analysis.context import AnalysisContext, default_core_paths
-from .analysis.risks import DIFF_LINES, files_to_read, week_risks
+from .analysis.risks import DIFF_LINES, files_to_read, week_risks, worth_reading
 from .analysis.themes import WeekSample, build_themes
 from .background import Background
 from .config import Settings
@@ -232,7 +232,9 @@ def _read_part(source, settings: Settings, part: list[Window], store, enrich_git
     # source can: a run of weeks needs the line counts of nearly every commit.
     start = span_start(part[0], settings)
     if hasattr(source, "preload"):
-        source.preload(start, _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]), previous)
+        # The detectors' diffs come with the line counts (`preload`): one diff of each blob.
+        source.preload(start, _calibration_start(_periods(part[0], settings.baseline_weeks), part[0]), previous,
+                       diff_files=worth_reading, diff_lines=DIFF_LINES)
     else:
         list(source.history(Window(start, part[-1].end, part[0].tz, "history")))
     with ThreadPoolExecutor(1) as pool:

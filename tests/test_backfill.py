@@ -626,3 +626,70 @@ def test_quiet_weeks_ask_git_for_the_clones_newest_commit_once(flask_repo, tmp_p
         assert sum(len(c) for c in calls.values()) >= 20, [w["week"] for w in weeks]
         for part in calls.values():  # counted from the report after the first quiet week's on
             assert max(part) - min(part) <= asked, (workers, calls)
+
+
+def test_line_counts_and_diffs_read_from_the_patch_are_those_of_numstat_and_the_diff_pass(tmp_path):
+    """A backfill's line-count pass reads the `-U0` patch and keeps the detectors' diffs
+    from it (`preload(diff_files=, diff_lines=)`). Its files, line counts and diffs are
+    those of `--numstat` and of the separate diff pass, for the files that read
+    differently in a patch: binary, a type change, a mode change, empty files, no final
+    newline, CRLF, lines that look like patch headers, quoted paths, a move, a merge, and
+    a commit whose output spans many reads — with one git process fewer."""
+    from gitrepo import GitRepoBuilder
+
+    from repobrief.analysis.risks import DIFF_LINES, files_to_read, worth_reading
+    from repobrief.config import load_settings
+    from repobrief.sources.git import GitSource
+    from repobrief.window import Window
+
+    b = GitRepoBuilder(tmp_path / "r")
+    big = "".join(f"row {i}: {'x' * 60}\n" for i in range(20_000))  # ≈ 1.4 MB: the record spans reads
+    b.commit("chore: start", "2025-09-01T10:00:00+00:00", {
+        "conf/train.yaml": "lr: 1e-6\nbatch: 8\nold_key: 1\n", "requirements.txt": "torch==2.3.0\nnumpy\n",
+        "conf/a \"quoted\" é.yaml": "x: 1\n", "data.bin": b"\x00\x01bin", "tool.sh": "echo hi\n",
+        "gone.txt": "", "crlf.ini": "a = 1\r\nb = 2\r\n", "conf/moved.yaml": "stay: 1\n", "big.txt": big,
+        "link_me.txt": "one\ntwo\nthree\n"})
+    b.commit("feat: tune training (#1)", "2025-09-02T10:00:00+00:00", {
+        "conf/train.yaml": "lr: 5e-7\nbatch: 8\nnew_key: 1\n++ not: a header\n-- nor: this\n"
+                           "diff --git a/x b/x\n@@ -1 +1 @@\n", "requirements.txt": "torch==2.4.0\nnumpy",
+        "conf/a \"quoted\" é.yaml": "x: 2\n", "data.bin": b"\x00\x02bin2", "crlf.ini": "a = 1\r\nb = 3\r\n",
+        "empty.txt": "", "big.txt": big.replace("row 1: ", "row one: ", 1) + "tail: 1\n"})
+    os.chmod(b.path / "tool.sh", 0o755)
+    (b.path / "link_me.txt").unlink()
+    os.symlink("tool.sh", b.path / "link_me.txt")
+    (b.path / "conf" / "moved.yaml").rename(b.path / "conf" / "here.yaml")
+    b.commit("refactor: move and retype (#2)", "2025-09-03T10:00:00+00:00",
+             {"conf/train.yaml": "lr: 5e-7\nbatch: 16\nnew_key: 1\n", "gone.txt": None})
+    b.checkout("side", create_from="HEAD")
+    b.commit("work", "2025-09-04T09:00:00+00:00", {"setup.cfg": "[metadata]\nversion = 1.0\n"})
+    b.checkout("main")
+    b.merge("side", "Merge pull request #3 from a/side", "2025-09-04T10:00:00+00:00")
+    settings = load_settings(b.path, env={}, overrides={"name": "o/r", "language": "en"})
+    since, end = datetime(2025, 8, 1, tzinfo=UTC), datetime(2025, 10, 1, tzinfo=UTC)
+
+    def read(keep: bool) -> tuple[dict, dict, dict, int]:
+        source = GitSource(str(b.path), settings)
+        if keep:
+            source.preload(since, since, diff_files=worth_reading, diff_lines=DIFF_LINES)
+        else:
+            source.preload(since, since)
+        prs = list(source.history(Window(since, end, "UTC", "all")))
+        paths = {pr.number: files for pr in prs if (files := files_to_read(pr))}
+        files = {pr.number: [(f.path, f.added, f.deleted, f.status, f.previous) for f in pr.files] for pr in prs}
+        calls = source.stats["git_calls"]
+        diffs = source.read_diffs(prs, paths, 200_000, lines=DIFF_LINES)
+        small = source.read_diffs(prs, paths, 120, lines=DIFF_LINES)  # whole files only, as many as fit
+        return files, diffs, small, source.stats["git_calls"] - calls
+
+    files, diffs, small, calls = read(True)
+    assert (files, diffs, small) == read(False)[:3]
+    assert calls == 0  # no second diff of the same blobs
+    one = dict((path, (added, deleted)) for path, added, deleted, *_ in files[1])
+    assert one["conf/train.yaml"] == (6, 2) and one["requirements.txt"] == (2, 2) and one["data.bin"] == (None, None)
+    assert one["big.txt"] == (2, 1) and one["empty.txt"] == (0, 0)
+    two = {path: (added, deleted, status, previous) for path, added, deleted, status, previous in files[2]}
+    assert two["link_me.txt"][:2] == (1, 3) and two["tool.sh"][:2] == (0, 0) and two["gone.txt"] == (0, 0, "D", None)
+    assert two["conf/here.yaml"] == (0, 0, "R", "conf/moved.yaml")
+    assert files[3] == [("setup.cfg", 2, 0, "A", None)]
+    assert "-old_key: 1" in diffs[1] and "+new_key: 1" in diffs[1] and "+++ not" not in diffs[1]
+    assert '+x: 2' in diffs[1] and "+torch==2.4.0" in diffs[1] and "+batch: 16" in diffs[2]

@@ -35,14 +35,15 @@ def files_to_read(pr: PullRequest) -> list[str]:
     or removed keys), and dependency manifests, version files and install/release
     docs (version strings). Reading only these keeps
     the diff pass small; the rest of a PR's content is never needed offline."""
-    return [f.path for f in pr.files if _worth_reading(f.path, f.status)]
+    return [f.path for f in pr.files if worth_reading(f.path, f.status)]
 
 
 @lru_cache(maxsize=1 << 11)
-def _worth_reading(path: str, status: str) -> bool:
-    """Decided from the file's status, not its line counts, so the choice is the same
-    whether diffs are read before, during or after the line-count pass. Cached: the
-    same files change in week after week."""
+def worth_reading(path: str, status: str) -> bool:
+    """Whether `files_to_read` names a file of this status. Decided from the status, not
+    the line counts, so the choice is the same whether diffs are read before, during or
+    after the line-count pass (which keeps these files' diffs: `GitSource.preload`).
+    Cached: the same files change in week after week."""
     if status == "R":  # moved unchanged: no key or version in it changed
         return False
     if status != "A" and fk.is_config(path):

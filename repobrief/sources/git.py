@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -47,6 +47,9 @@ _FORMAT = "%x1e%H%x1f%P%x1f%cI%x1f%an%n%ae%n%B"
 _COMMIT_START = re.compile(rb"[0-9a-f]{40,64}\x1f")
 _NUMSTAT_START = re.compile(rb"H[0-9a-f]{40,64}[\0\n]")
 _DIFF_START = re.compile(rb"[0-9a-f]{40,64}\n")
+# The line-count pass's patch when it keeps the detectors' diffs (`preload`): prefixes and
+# diff drivers fixed whatever the user's configuration, as `read_diffs` has them.
+_PATCH_ARGS = ("-p", "-U0", "--src-prefix=a/", "--dst-prefix=b/", "--no-ext-diff")
 # Remote URL forms: https://host/owner/repo(.git), git@host:owner/repo.git, ssh://git@host/owner/repo
 _REMOTE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
 
@@ -228,6 +231,10 @@ class GitSource(Source):
         self._direct: list[Commit] = []
         self._authors_before: tuple[datetime, set[str]] | None = None
         self._numstat_done: set[str] = set()
+        # The detectors' diffs kept from a line-count pass that read patches (`preload`):
+        # by commit, each wanted file's (path, lines kept); and what was asked to keep them.
+        self._kept_diffs: dict[str, list[tuple[str, bytes]]] = {}
+        self._keeping: _DiffsWanted | None = None
         self._authors_proc: subprocess.Popen | None = None  # the authors' walk, started early
         self._line: tuple[array, bytes] | None = None  # see index()
         self._first_seen: dict[str, datetime] | None = None
@@ -313,13 +320,22 @@ class GitSource(Source):
             proc.stdin.close()
 
         def pieces() -> Iterator[bytes]:
-            buf = b""
+            # A record longer than a read (a patch) is joined once, not grown read by read;
+            # records are cut where `find` (memchr) finds `sep`: `split` looks at every byte.
+            tail: list[bytes] = []
             for chunk in iter(lambda: stdout.read(1 << 20), b""):
-                buf += chunk
-                records = buf.split(sep)
-                buf = records.pop()
-                yield from records
-            yield buf
+                at = chunk.find(sep)
+                if at < 0:
+                    tail.append(chunk)
+                    continue
+                tail.append(chunk[:at])
+                yield b"".join(tail)
+                start = at + 1
+                while (at := chunk.find(sep, start)) >= 0:
+                    yield chunk[start:at]
+                    start = at + 1
+                tail = [chunk[start:]]
+            yield b"".join(tail)
 
         yield from pieces() if start is None else _joined(pieces(), sep, start)
         err = stderr.read()
@@ -341,12 +357,16 @@ class GitSource(Source):
 
     def _read_log(self, commits: dict[str, _RawCommit], args: list[str], *, lines: bool = False) -> None:
         """One structure pass (`--raw`) into `commits`, keeping records already there;
-        `lines`: the first-parent line only, with line counts (`--numstat`)."""
-        extra = ["--first-parent", "--numstat"] if lines else []
+        `lines`: the first-parent line only, with line counts: `--numstat`, or, when
+        `preload` was asked to keep the detectors' diffs, the `-U0` patch, which gives
+        the same counts and holds those diffs too (`_parse_patch`)."""
+        keeping = self._keeping if lines else None
+        extra = (["--first-parent", *_PATCH_ARGS] if keeping is not None
+                 else ["--first-parent", "--numstat"] if lines else [])
         for rec in self._stream(["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", *extra,
                                  "--no-color", "--encoding=UTF-8", f"--format={_FORMAT}", *args, self.tip],
                                 start=_COMMIT_START):
-            c = _parse_record(rec)
+            c = _parse_record(rec, keeping, self._kept_diffs)
             if c is not None:
                 commits.setdefault(c.sha, c)
 
@@ -358,18 +378,28 @@ class GitSource(Source):
             self._read_side(merge)
         self._classify()
 
-    def preload(self, since: datetime, lines_from: datetime, previous: GitSource | None = None) -> None:
+    def preload(self, since: datetime, lines_from: datetime, previous: GitSource | None = None, *,
+                diff_files: Callable[[str, str], bool] | None = None, diff_lines: str | None = None) -> None:
         """Read everything since `since` with line counts from `lines_from` on, for a run
         of weeks (backfill). Nearly every commit of such a run needs its line counts, and
         one `git log --first-parent --raw --numstat` costs no more than the line counts
         alone, so the separate structure pass is left out unless the history has merges
         (whose side lines only a full walk reads); the baseline before `lines_from` is
         read without line counts, alongside. `previous`: the view of the part before
-        (see `view`), whose last weeks are this part's baseline: see `_carried`."""
+        (see `view`), whose last weeks are this part's baseline: see `_carried`.
+
+        With `diff_files` and `diff_lines` (what `read_diffs` will be asked for: whether
+        it may name a file, by path and status, and its `lines`), the line counts come
+        from the `-U0` patch instead, and those files' diffs are kept from it: the
+        detectors' diffs then cost no second diff of the same blobs. The separate pass
+        redid a fifth of the line-count pass's git work on verl's replayed history, and
+        three quarters of it with lines as long as real code's (docs/performance.md)."""
         from concurrent.futures import ThreadPoolExecutor
 
         if self._loaded_since is not None and self._loaded_since <= since:
             return
+        if diff_files is not None and diff_lines is not None:
+            self._keeping = _DiffsWanted(diff_files, diff_lines, _kept_lines(diff_lines))
         lines_from = max(lines_from, since)
         commits = self._carried(previous, since, lines_from) if previous is not None else None
         if commits is None:
@@ -880,6 +910,7 @@ class GitSource(Source):
         v._commits, v._prs, v._direct = {}, [], []
         v._authors_before = v._authors_proc = None
         v._numstat_done = set()
+        v._kept_diffs, v._keeping = {}, None
         v._line = None  # the clone's line starts at its own tip
         v.stats = {"commits_read": 0, "git_calls": 0}
         return v
@@ -950,6 +981,8 @@ class GitSource(Source):
         With `lines` (only some lines wanted, as the detectors read them), a diff
         longer than `max_bytes` keeps whole files: a file cut between a hunk's removed
         and added lines would read as removed keys. Batches run on all cores."""
+        out: dict[int, str] = {}
+        keeping = self._keeping if self._keeping is not None and self._keeping.lines == lines else None
         jobs: list[tuple[dict[str, int], list[str]]] = []
         batch: dict[str, int] = {}
         batch_paths: set[str] = set()
@@ -957,6 +990,13 @@ class GitSource(Source):
         for pr in prs:
             mine = paths.get(pr.number)
             if not pr.sha or not mine:
+                continue
+            kept = self._kept_diffs.get(pr.sha) if keeping is not None else None
+            # Kept by the line-count pass: when every file asked for was (any other goes to git).
+            if kept is not None and set(mine) <= {path for path, _ in kept}:
+                wanted = set(mine)
+                if diff := _whole_files([section for path, section in kept if path in wanted], max_bytes):
+                    out[pr.number] = diff.decode("utf-8", "replace")
                 continue
             batch[pr.sha] = pr.number
             own[pr.sha] = set(mine)
@@ -967,8 +1007,8 @@ class GitSource(Source):
         if batch:
             jobs.append((batch, sorted(batch_paths)))
         if not jobs:
-            return {}
-        keep = re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M) if lines else None
+            return out
+        keep = _kept_lines(lines) if lines else None
 
         def run(job: tuple[dict[str, int], list[str]]) -> dict[int, str]:
             wanted, spec = job
@@ -997,7 +1037,6 @@ class GitSource(Source):
                     got[number] = diff.decode("utf-8", "replace")
             return got
 
-        out: dict[int, str] = {}
         if len(jobs) == 1:
             out.update(run(jobs[0]))
         else:
@@ -1020,6 +1059,21 @@ def _header_path(header: bytes) -> bytes:
         return header[2:2 + (len(header) - 5) // 2]
     quoted = header[3:3 + (len(header) - 9) // 2]  # between `"a/` and `" "b/…"`
     return codecs.escape_decode(quoted)[0]  # C escapes: \\t, \\", \\ooo …
+
+
+def _kept_lines(lines: str) -> re.Pattern[bytes]:
+    """What `read_diffs(lines=…)` keeps of a file's `-U0` patch: its `diff --git` header
+    and the added and removed lines `lines` matches (not the `---`/`+++` headers)."""
+    return re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class _DiffsWanted:
+    """The detectors' diffs a line-count pass keeps (`preload`)."""
+
+    files: Callable[[str, str], bool]  # (path, status as `--raw` gives it): whether its diff is kept
+    lines: str  # the `lines` of `read_diffs` they serve
+    keep: re.Pattern[bytes]  # `_kept_lines(lines)`
 
 
 def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
@@ -1046,6 +1100,44 @@ def _whole_files(files: list[bytes], max_bytes: int) -> bytes:
             size += 1 + len(f)
             kept.append(f)
     return b"\n".join(kept)
+
+
+def _parse_patch(data: bytes, at: int, files: dict[bytes, FileChange], keeping: _DiffsWanted,
+                 kept: list[tuple[str, bytes]]) -> None:
+    """Line counts of `files` (by path as `--raw` names them) from the `-U0` patch in `data`
+    (its first `diff --git` is at `at + 1`), as `--numstat` gives them: the removed and
+    added lines of each file (a type change's two halves add up; a binary file has none).
+    The diffs of the files `keeping` names go to `kept` as `read_diffs` makes them.
+
+    Searched and counted by C, not parsed line by line: after a file's header, each line
+    of a `-U0` patch starts with "@@", "+", "-" or "\\", so the lines starting with "+"
+    or "-" after its first "@@" are its added and removed lines (verl's history has 2.3
+    million lines of patch: a regex stopping at each cost twice the instructions)."""
+    s = at  # each file's patch from the newline (or NUL) before its header
+    while s >= 0:
+        e = data.find(b"\ndiff --git ", s + 1)
+        stop = len(data) if e < 0 else e
+        line_end = data.find(b"\n", s + 1, stop)
+        if line_end < 0:
+            line_end = stop
+        raw = _header_path(data[s + 12:line_end])
+        f = files.get(raw)
+        if f is not None:
+            h = data.find(b"\n@@ -", line_end, stop)
+            if h >= 0:
+                if f.added is not None and f.deleted is not None:
+                    f.added += data.count(b"\n+", h, stop)
+                    f.deleted += data.count(b"\n-", h, stop)
+            elif data.find(b"\nBinary files ", line_end, stop) >= 0:
+                f.added = f.deleted = None
+            if keeping.files(f.path, f.status):
+                kept.append((f.path, _kept_section(raw.replace(b"\n", b"\\n"), data[line_end:stop], keeping.keep)))
+        s = e
+
+
+def _kept_section(shown: bytes, patch: bytes, keep: re.Pattern[bytes]) -> bytes:
+    """A kept file's diff: its header, then the lines of its patch (after the header) `keep` matches."""
+    return b"\n".join([_DIFF_HEADER + b"a/" + shown + b" b/" + shown, *keep.findall(patch)])
 
 
 def _joined(pieces: Iterator[bytes], sep: bytes, start: re.Pattern[bytes]) -> Iterator[bytes]:
@@ -1121,36 +1213,59 @@ def _apply_moves(files: list[FileChange], numstat: bytes) -> None:
     files[:] = kept
 
 
-def _parse_record(rec: bytes) -> _RawCommit | None:
-    if not rec.strip(b"\0\n"):
+def _parse_record(rec: bytes, keeping: _DiffsWanted | None = None,
+                  kept: dict[str, list[tuple[str, bytes]]] | None = None) -> _RawCommit | None:
+    """A commit of `_read_log`; with `keeping`, its output holds the `-U0` patch, whose
+    kept diffs go to `kept` by commit (an empty list: read, nothing kept)."""
+    if len(rec) < 64 and not rec.strip(b"\0\n"):  # a record is longer than its sha
         return None
-    head, _, rest = rec.partition(b"\0")
-    parts = head.split(b"\x1f", 3)
+    cut = rec.find(b"\0")
+    if cut < 0:
+        cut = len(rec)
+    parts = rec[:cut].split(b"\x1f", 3)
     if len(parts) < 4:
         return None
     sha, parents, cdate, ident = parts
     author, _, ident = ident.partition(b"\n")
     email, _, message = ident.partition(b"\n")
     subject, _, body = message.decode("utf-8", "replace").strip().partition("\n")
+    sha_text = sha.decode()
+    if keeping is None or kept is None:
+        files = _parse_files(rec[cut + 1:])
+    else:
+        # `-z` ends the `--raw` part with an empty line (a NUL) before the patch: no path is empty.
+        at = rec.find(b"\0\0diff --git ", cut)
+        found = _raw_files(rec[cut + 1:at] if at >= 0 else rec[cut + 1:])
+        if at >= 0:
+            _parse_patch(rec, at + 1, found[0], keeping, kept.setdefault(sha_text, []))
+        else:
+            kept.setdefault(sha_text, [])
+        files = _moves_merged(*found)
     return _RawCommit(
-        sha=sha.decode(),
+        sha=sha_text,
         parents=parents.decode().split(),
         author=author.decode("utf-8", "replace"),
         email=email.decode("utf-8", "replace"),
         committed_at=datetime.fromisoformat(cdate.decode()),
         subject=subject.strip(),
         body=body.strip(),
-        files=_parse_files(rest),
+        files=files,
     )
 
 
 def _parse_files(rest: bytes) -> list[FileChange]:
-    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output. Keyed by
-    the path's bytes: a `--numstat` line finds its `--raw` entry without decoding the path again.
+    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output, moves
+    merged (`_moves_merged`)."""
+    return _moves_merged(*_raw_files(rest))
 
-    A file deleted and one added with the same content (blob) in one commit are a move:
-    one entry, at the new path, status "R", no lines changed (as GitHub counts a rename),
-    not a deletion and an addition of every line (`--no-renames` keeps paths exact)."""
+
+_Found = tuple[dict[bytes, FileChange], dict[bytes, list[bytes]], list[tuple[bytes, bytes]]]
+
+
+def _raw_files(rest: bytes) -> _Found:
+    """Files from `-z --raw` (status) and/or `-z --numstat` (line counts) output. Keyed by
+    the path's bytes: a `--numstat` line finds its `--raw` entry without decoding the path
+    again. With the paths deleted and added, by blob (`_moves_merged`)."""
     files: dict[bytes, FileChange] = {}
     deleted: dict[bytes, list[bytes]] = {}  # blob -> paths deleted with it
     added: list[tuple[bytes, bytes]] = []  # (blob, path)
@@ -1186,6 +1301,14 @@ def _parse_files(rest: bytes) -> list[FileChange]:
                 f = files[raw] = FileChange(path=sys.intern(raw.decode("utf-8", "replace")))
             f.added = None if a == b"-" else int(a)
             f.deleted = None if d == b"-" else int(d)
+    return files, deleted, added
+
+
+def _moves_merged(files: dict[bytes, FileChange], deleted: dict[bytes, list[bytes]],
+                  added: list[tuple[bytes, bytes]]) -> list[FileChange]:
+    """A file deleted and one added with the same content (blob) in one commit are a move:
+    one entry, at the new path, status "R", no lines changed (as GitHub counts a rename),
+    not a deletion and an addition of every line (`--no-renames` keeps paths exact)."""
     if deleted and added:
         for blob, raw in added:
             if deleted.get(blob):
