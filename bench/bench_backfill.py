@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_backfill.py                    # the replayed verl history (~95 weeks)
     .venv/bin/python bench/bench_backfill.py --commits 100000   # a synthetic history of 100,000 commits
+    .venv/bin/python bench/bench_backfill.py --line-width 50    # verl with lines as long as code's
 
 The synthetic history cycles the real verl history: the cycles follow one another
 and the last one ends where verl does (a backfill reports no week still to come);
@@ -199,6 +200,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="build the repository here and keep it")
     ap.add_argument("--workers", type=int, default=0, help="backfill worker processes (default: repobrief's own)")
     ap.add_argument("--runs", type=int, default=3, help="alternated runs of each command; medians are printed")
+    ap.add_argument("--line-width", type=int, default=0,
+                    help="replay verl with each added line this long (real code: 30-50) instead of `L123`")
     args = ap.parse_args()
     tz = "Asia/Shanghai"
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,7 +209,8 @@ def main() -> None:
         if repo is None:
             dest = args.keep or Path(tmp) / "repo"
             t = time.perf_counter()
-            repo = synthetic(dest, args.commits) if args.commits else replay_history("verl-project__verl", dest)
+            repo = (synthetic(dest, args.commits) if args.commits
+                    else replay_history("verl-project__verl", dest, line_width=args.line_width))
             print(f"built {dest} in {time.perf_counter() - t:.1f} s")
         count = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", "HEAD"], capture_output=True,
                                text=True, check=True).stdout.strip()

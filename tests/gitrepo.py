@@ -72,12 +72,17 @@ def replay_history(
     side_branches: bool = True,
     limit: int | None = None,
     rows: list[dict] | None = None,
+    line_width: int = 0,
 ) -> Path:
     """Replay `../shared/data/{name}.history.jsonl` into a new repository at `dest`.
 
     With `side_branches`, a commit that had two parents and whose subject names a
     PR becomes a real merge of an (empty) feature-branch commit, as on GitHub.
+    Each added line is unique ("L123"); `line_width` pads it with code-like text to
+    that many characters (real code's lines are 30-50 long: git's diffs cost more
+    with them, the line counts are the same).
     """
+    pad = b"    value = compute(%d, *args)  # " + b"x" * max(0, line_width) if line_width else b""
     rows = list(reversed(rows if rows is not None else load_history(name)))  # oldest first
     if limit:
         rows = rows[-limit:]
@@ -124,7 +129,8 @@ def replay_history(
             lines = state.get(path, [])[f["deleted"]:]
             for _ in range(f["added"]):
                 counter += 1
-                lines.append(b"L%d\n" % counter)
+                lines.append((b"L%d" % counter + pad % (counter % 97))[:max(line_width, 16)] + b"\n"
+                             if line_width else b"L%d\n" % counter)
             if not lines:
                 state.pop(path, None)
                 out.append(b"D " + path.encode() + b"\n")
