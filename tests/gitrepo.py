@@ -82,7 +82,7 @@ def replay_history(
     that many characters (real code's lines are 30-50 long: git's diffs cost more
     with them, the line counts are the same).
     """
-    pad = b"    value = compute(%d, *args)  # " + b"x" * max(0, line_width) if line_width else b""
+    pad = b"    value = compute(%d, *args)  # " + b"x" * line_width
     rows = list(reversed(rows if rows is not None else load_history(name)))  # oldest first
     if limit:
         rows = rows[-limit:]

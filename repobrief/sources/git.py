@@ -361,8 +361,7 @@ class GitSource(Source):
         `preload` was asked to keep the detectors' diffs, the `-U0` patch, which gives
         the same counts and holds those diffs too (`_parse_patch`)."""
         keeping = self._keeping if lines else None
-        extra = (["--first-parent", *_PATCH_ARGS] if keeping is not None
-                 else ["--first-parent", "--numstat"] if lines else [])
+        extra = ["--first-parent", *(_PATCH_ARGS if keeping is not None else ["--numstat"])] if lines else []
         for rec in self._stream(["log", "-z", "--no-renames", "--diff-merges=first-parent", "--raw", *extra,
                                  "--no-color", "--encoding=UTF-8", f"--format={_FORMAT}", *args, self.tip],
                                 start=_COMMIT_START):
@@ -993,13 +992,13 @@ class GitSource(Source):
                 continue
             kept = self._kept_diffs.get(pr.sha) if keeping is not None else None
             # Kept by the line-count pass: when every file asked for was (any other goes to git).
-            if kept is not None and set(mine) <= {path for path, _ in kept}:
-                wanted = set(mine)
+            wanted = set(mine)
+            if kept is not None and wanted <= {path for path, _ in kept}:
                 if diff := _whole_files([section for path, section in kept if path in wanted], max_bytes):
                     out[pr.number] = diff.decode("utf-8", "replace")
                 continue
             batch[pr.sha] = pr.number
-            own[pr.sha] = set(mine)
+            own[pr.sha] = wanted
             batch_paths.update(mine)
             if len(batch) >= DIFF_BATCH:
                 jobs.append((batch, sorted(batch_paths)))
@@ -1086,9 +1085,14 @@ def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
         header, nl, rest = section.partition(b"\n")
         raw = _header_path(header)
         if raw.decode("utf-8", "replace") in paths:
-            shown = raw.replace(b"\n", b"\\n")
-            out.append(_DIFF_HEADER + b"a/" + shown + b" b/" + shown + nl + rest)
+            out.append(_shown_header(raw) + nl + rest)
     return out
+
+
+def _shown_header(raw: bytes) -> bytes:
+    """`diff --git a/PATH b/PATH` with PATH as it is (a newline in it shown as `\\n`)."""
+    shown = raw.replace(b"\n", b"\\n")
+    return _DIFF_HEADER + b"a/" + shown + b" b/" + shown
 
 
 def _whole_files(files: list[bytes], max_bytes: int) -> bytes:
@@ -1131,13 +1135,8 @@ def _parse_patch(data: bytes, at: int, files: dict[bytes, FileChange], keeping: 
             elif data.find(b"\nBinary files ", line_end, stop) >= 0:
                 f.added = f.deleted = None
             if keeping.files(f.path, f.status):
-                kept.append((f.path, _kept_section(raw.replace(b"\n", b"\\n"), data[line_end:stop], keeping.keep)))
+                kept.append((f.path, b"\n".join([_shown_header(raw), *keeping.keep.findall(data[line_end:stop])])))
         s = e
-
-
-def _kept_section(shown: bytes, patch: bytes, keep: re.Pattern[bytes]) -> bytes:
-    """A kept file's diff: its header, then the lines of its patch (after the header) `keep` matches."""
-    return b"\n".join([_DIFF_HEADER + b"a/" + shown + b" b/" + shown, *keep.findall(patch)])
 
 
 def _joined(pieces: Iterator[bytes], sep: bytes, start: re.Pattern[bytes]) -> Iterator[bytes]:
@@ -1236,10 +1235,9 @@ def _parse_record(rec: bytes, keeping: _DiffsWanted | None = None,
         # `-z` ends the `--raw` part with an empty line (a NUL) before the patch: no path is empty.
         at = rec.find(b"\0\0diff --git ", cut)
         found = _raw_files(rec[cut + 1:at] if at >= 0 else rec[cut + 1:])
+        mine = kept.setdefault(sha_text, [])  # read: what it lacks has no diff
         if at >= 0:
-            _parse_patch(rec, at + 1, found[0], keeping, kept.setdefault(sha_text, []))
-        else:
-            kept.setdefault(sha_text, [])
+            _parse_patch(rec, at + 1, found[0], keeping, mine)
         files = _moves_merged(*found)
     return _RawCommit(
         sha=sha_text,
