@@ -693,3 +693,21 @@ def test_line_counts_and_diffs_read_from_the_patch_are_those_of_numstat_and_the_
     assert files[3] == [("setup.cfg", 2, 0, "A", None)]
     assert "-old_key: 1" in diffs[1] and "+new_key: 1" in diffs[1] and "+++ not" not in diffs[1]
     assert '+x: 2' in diffs[1] and "+torch==2.4.0" in diffs[1] and "+batch: 16" in diffs[2]
+
+
+def test_a_replay_with_code_length_lines_changes_their_length_not_their_counts(tmp_path):
+    """`bench_backfill.py --line-width N` replays verl with lines as long as code's: every
+    added line is N characters long, and each commit's files and line counts are the
+    replay's own."""
+    from gitrepo import git, replay_history
+
+    short = replay_history("verl-project__verl", tmp_path / "short", limit=150)
+    wide = replay_history("verl-project__verl", tmp_path / "wide", limit=150, line_width=48)
+
+    def numstat(repo) -> str:
+        return git(repo, "log", "--first-parent", "--numstat", "--format=%s")
+
+    assert numstat(wide) == numstat(short) and numstat(short).count("\n") > 300
+    added = [line[1:] for line in git(wide, "log", "-p", "-3", "--format=").splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert added and {len(line) for line in added} == {48}
