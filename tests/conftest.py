@@ -29,6 +29,14 @@ def pytest_addoption(parser):
     )
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto` (the README's test command): a worker per core, at most 4. Each worker
+    replays the histories it uses and starts its own servers; many more would cost
+    more memory than they save time (the suite takes ~5 minutes on 2 cores)."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory, monkeypatch):
     for var in list(os.environ):

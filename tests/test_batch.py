@@ -25,6 +25,9 @@ from repobrief.pipeline import generate_report, render_report
 from repobrief.store import cache_key, open_store
 from repobrief.window import parse_timezone, parse_week
 
+# One Ray cluster at a time: under pytest-xdist these tests share a worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 WEEK = "2026-W26"
 TZ = "Asia/Shanghai"
 NAME = "verl-project/verl"

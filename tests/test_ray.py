@@ -26,6 +26,9 @@ from llmserver import ScriptedLLM
 from pgdb import fresh_database
 from test_run import WEEK, _strip_volatile, cli, write_team
 
+# One Ray cluster at a time: under pytest-xdist these tests share a worker.
+pytestmark = pytest.mark.xdist_group("ray")
+
 if os.environ.get("CI", "").lower() == "true":
     import ray  # CI installs the test extra, which includes Ray: its absence must fail loudly
 else:
