@@ -746,6 +746,11 @@ def test_keys_removed_from_toml_json_and_ini_configs_are_risks(tmp_path):
     (["+  lr: 0.2", "-  lr: 0.1"], []),  # added, then removed: two changes, neither in place
     (["-    batch: int = 256", "+    batch: int = 128"], ["batch: 256 -> 128"]),  # a dataclass field
     (["-  mode: " + "x" * 60, "+  mode: y"], ["mode: " + "x" * 39 + "… -> y"]),
+    (["-a:", "-  lr: 0.1", "+b:", "+  lr: 0.2"], []),  # a setting moved to another block: no default changed
+    (["-a:", "-  lr: 0.1", "+a:  # the actor", "+  lr: 0.2"], ["lr: 0.1 -> 0.2"]),  # the same block
+    (["-a:", "-  x:", "-    lr: 0.1", "-  y: 1", "+a:", "+  x:", "+    lr: 0.2", "+  y: 2"],
+     ["lr: 0.1 -> 0.2", "y: 1 -> 2"]),  # a sibling after a nested block is under the outer one
+    (["-  lr: 0.1", "+b:", "+  lr: 0.2"], []),  # from the block the hunk starts in to a new one
 ])
 def test_a_default_changed_is_a_key_given_another_value_in_place(lines, changed):
     """`changed_defaults` reads a key whose value a config file changes where it stands;

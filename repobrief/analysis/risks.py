@@ -284,12 +284,16 @@ def changed_defaults(diff: str) -> list[str]:
     `+key: new` at the same indent, in one run of removed lines and the run of added
     lines after it (git writes a changed line so), each key once in both runs, the
     values told apart (a comment, quotes or a trailing comma changed is no new value).
+    A key under a block the run also shows is paired only under a block of the same
+    name (`-a:` `-  lr: 1` `+b:` `+  lr: 2` moves a setting, it changes no default).
     Only in configuration files, and not in examples' and recipes', whose values no user
     inherits (nor in a manifest such as `environment.yml`: no setting). Each as
     `config default changed: KEY in PATH: OLD -> NEW`, at most `DEFAULTS_LISTED`."""
     out: list[str] = []
-    old: dict[tuple[str, str], list[str]] = defaultdict(list)  # (indent, key) -> values
-    new: dict[tuple[str, str], list[str]] = defaultdict(list)
+    old: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (indent, key, enclosing key) -> values
+    new: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # Per side, the keys of the run that enclose the line being read: (indent's width, key).
+    enclosing: dict[str, list[tuple[int, str]]] = {"-": [], "+": []}
     current = ""
 
     def pair() -> None:
@@ -299,14 +303,22 @@ def changed_defaults(diff: str) -> list[str]:
                 out.append(f"config default changed: {key[1]} in {current}: {before[0]} -> {after[0]}")
         old.clear()
         new.clear()
+        enclosing["-"].clear()
+        enclosing["+"].clear()
 
     for path, line, m in _key_lines(diff):
         sign = line[:1]
         if sign not in ("-", "+") or (sign == "-" and new):  # a file's start, a hunk's or a context line,
             pair()  # or removed after added: the next change
             current = path
-        if m is not None and fk.is_config(path) and not fk.is_example(path) and (value := _config_value(line[m.end():])):
-            (old if m.group(1) == "-" else new)[m.group(2), m.group(3)].append(value)
+        if m is not None and fk.is_config(path) and not fk.is_example(path):
+            indent, key, above = m.group(2), m.group(3), enclosing[m.group(1)]
+            while above and above[-1][0] >= len(indent):
+                above.pop()
+            parent = above[-1][1] if above else ""
+            above.append((len(indent), key))
+            if value := _config_value(line[m.end():]):
+                (old if m.group(1) == "-" else new)[indent, key, parent].append(value)
     pair()
     return out[:DEFAULTS_LISTED]
 
