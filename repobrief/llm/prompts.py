@@ -21,7 +21,7 @@ from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
 from .grounding import period_span
 
-PROMPT_VERSION = "2026-11-30.4"
+PROMPT_VERSION = "2026-12-04.1"
 
 LANGUAGE_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 
@@ -99,10 +99,16 @@ def _hints(h: PRAnalysis | None) -> dict:
         "themes": h.themes,
         "breaking": h.breaking,
         "importance": h.importance,
-        "importance_reasons": [{"text": r.text, "points": r.points} for r in h.importance_reasons],
+        "importance_reasons": [{"text": _PATHLESS.get(r.code, r.text), "points": r.points} for r in h.importance_reasons],
         # each risk's evidence quotes the PR (its title, its config's values): in an untrusted block
         "risks": [{"kind": r.kind, "severity": r.severity} for r in h.risks],
     }
+
+
+# Importance terms whose text quotes paths (the core paths a PR touches, the package it
+# adds): a PR's author names its files, so those texts stay out of the trusted hints;
+# the files themselves are in the untrusted files block.
+_PATHLESS = {"core_path": "touches a core path", "new_module": "adds a new module"}
 
 
 def evidence_block(risks: list[dict]) -> str:
@@ -227,7 +233,6 @@ def build_pr_input(
         "repository": repository,
         ("week" if days is None else "period"): week,
         "pr": pr.number,
-        "author": pr.author,
         "merged_at": pr.merged_at.isoformat(),
         "lines_added": pr.lines_added,
         "lines_deleted": pr.lines_deleted,
@@ -247,7 +252,8 @@ def build_pr_input(
         "one); a hinted breaking change stays breaking.\n"
     )
     cuts: list[str] = []
-    title_block = untrusted("title", pr.title)
+    # The author's name is third-party text (a clone's commits carry any name): beside the title.
+    title_block = untrusted("title", pr.title) + "\n" + untrusted("author", pr.author)
     used = estimate_tokens(system) + estimate_tokens(head) + estimate_tokens(title_block) + 40
     left = max(200, budget_tokens - used)
 
