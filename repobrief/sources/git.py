@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from ..analysis import files as fk
@@ -398,7 +399,7 @@ class GitSource(Source):
         if self._loaded_since is not None and self._loaded_since <= since:
             return
         if diff_files is not None and diff_lines is not None:
-            self._keeping = _DiffsWanted(diff_files, diff_lines, _kept_lines(diff_lines))
+            self._keeping = _DiffsWanted(diff_files, diff_lines)
         lines_from = max(lines_from, since)
         commits = self._carried(previous, since, lines_from) if previous is not None else None
         if commits is None:
@@ -1060,9 +1061,11 @@ def _header_path(header: bytes) -> bytes:
     return codecs.escape_decode(quoted)[0]  # C escapes: \\t, \\", \\ooo …
 
 
+@lru_cache(maxsize=8)
 def _kept_lines(lines: str) -> re.Pattern[bytes]:
     """What `read_diffs(lines=…)` keeps of a file's `-U0` patch: its `diff --git` header
-    and the added and removed lines `lines` matches (not the `---`/`+++` headers)."""
+    and the added and removed lines `lines` matches (not the `---`/`+++` headers).
+    Cached: the patch pass asks for it per kept file."""
     return re.compile(rb"^(?:diff --git [^\n]*|[-+](?![-+]{2} )(?:" + lines.encode() + rb")[^\n]*)$", re.M)
 
 
@@ -1071,8 +1074,7 @@ class _DiffsWanted:
     """The detectors' diffs a line-count pass keeps (`preload`)."""
 
     files: Callable[[str, str], bool]  # (path, status as `--raw` gives it): whether its diff is kept
-    lines: str  # the `lines` of `read_diffs` they serve
-    keep: re.Pattern[bytes]  # `_kept_lines(lines)`
+    lines: str  # the `lines` of `read_diffs` they serve (kept as `_kept_lines(lines)` keeps them)
 
 
 def _own_files(diff: bytes, paths: set[str]) -> list[bytes]:
@@ -1135,7 +1137,7 @@ def _parse_patch(data: bytes, at: int, files: dict[bytes, FileChange], keeping: 
             elif data.find(b"\nBinary files ", line_end, stop) >= 0:
                 f.added = f.deleted = None
             if keeping.files(f.path, f.status):
-                kept.append((f.path, b"\n".join([_shown_header(raw), *keeping.keep.findall(data[line_end:stop])])))
+                kept.append((f.path, b"\n".join([_shown_header(raw), *_kept_lines(keeping.lines).findall(data[line_end:stop])])))
         s = e
 
 
