@@ -65,6 +65,8 @@ def default_pr_answer(call: Call) -> dict:
     user = call.user
     m = re.search(r"Hints from the rule-based analyser: (\{.*\})\n", user)
     hints = json.loads(m.group(1)) if m else {}
+    named = re.search(r'<untrusted kind="hinted names">\n(.*?)\n</untrusted>', user, re.S)
+    hints.update(json.loads(named.group(1)) if named else {})
     lines = json.loads(re.search(r"Computed facts: (\{.*\})\n", user).group(1))
     zh = "Simplified Chinese" in call.system
     kc = (
