@@ -61,12 +61,22 @@ def week_prs(text: str) -> list[int]:
     return [int(x) for x in re.findall(r"#(\d+)", m.group(1))] if m else []
 
 
+def untrusted_block(text: str, kind: str) -> str | None:
+    """The text of the first block of `kind` in a prompt (`repobrief.llm.prompts.untrusted`), or None."""
+    m = re.search(f'<untrusted kind="{re.escape(kind)}">\n(.*?)\n</untrusted>', text, re.S)
+    return m.group(1) if m else None
+
+
+def outside_untrusted(text: str) -> str:
+    """A prompt without its untrusted blocks: what it says as trusted text."""
+    return re.sub(r'<untrusted kind="[^"]*">.*?</untrusted>', "", text, flags=re.S)
+
+
 def default_pr_answer(call: Call) -> dict:
     user = call.user
     m = re.search(r"Hints from the rule-based analyser: (\{.*\})\n", user)
     hints = json.loads(m.group(1)) if m else {}
-    named = re.search(r'<untrusted kind="hinted names">\n(.*?)\n</untrusted>', user, re.S)
-    hints.update(json.loads(named.group(1)) if named else {})
+    hints.update(json.loads(untrusted_block(user, "hinted names") or "{}"))
     lines = json.loads(re.search(r"Computed facts: (\{.*\})\n", user).group(1))
     zh = "Simplified Chinese" in call.system
     kc = (
@@ -94,7 +104,7 @@ def default_pr_answer(call: Call) -> dict:
 
 def default_week_answer(call: Call) -> dict:
     prs = week_prs(call.user)
-    rows = [json.loads(line) for line in re.search(r'<untrusted kind="pull requests">\n(.*?)\n</untrusted>', call.user, re.S).group(1).splitlines()]
+    rows = [json.loads(line) for line in (untrusted_block(call.user, "pull requests") or "").splitlines()]
     zh = "Simplified Chinese" in call.system
     top = rows[:5]
     n = len(prs)
