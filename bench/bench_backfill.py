@@ -203,6 +203,9 @@ def main() -> None:
     ap.add_argument("--line-width", type=int, default=0,
                     help="replay verl with each added line this long (real code: 30-50) instead of `L123`")
     args = ap.parse_args()
+    if args.keep is not None and args.repo is None and args.keep.exists():
+        ap.error(f"--keep {args.keep} exists: benchmark what it holds again with --repo {args.keep}, "
+                 "or remove it to build it anew")
     tz = "Asia/Shanghai"
     with tempfile.TemporaryDirectory() as tmp:
         repo = args.repo
