@@ -711,3 +711,23 @@ def test_a_replay_with_code_length_lines_changes_their_length_not_their_counts(t
     added = [line[1:] for line in git(wide, "log", "-p", "-3", "--format=").splitlines()
              if line.startswith("+") and not line.startswith("+++")]
     assert added and {len(line) for line in added} == {48}
+
+
+def test_the_backfill_bench_will_not_build_into_a_folder_that_exists(tmp_path):
+    """`bench_backfill.py --keep DIR` with DIR already there stops before any work, says to
+    measure it again with `--repo DIR`, and leaves what DIR holds as it was."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "mine.txt").write_text("keep me", encoding="utf-8")
+    bench = Path(__file__).resolve().parents[1] / "bench" / "bench_backfill.py"
+    proc = subprocess.run([sys.executable, str(bench), "--commits", "10", "--keep", str(kept)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert f"--keep {kept} exists" in proc.stderr and f"--repo {kept}" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert sorted(p.name for p in kept.iterdir()) == ["mine.txt"]
+    assert (kept / "mine.txt").read_text(encoding="utf-8") == "keep me"
