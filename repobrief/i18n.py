@@ -122,6 +122,14 @@ class Catalog:
             self._one_day[worded] = out
         return out
 
+    def empty_sections(self, days: int | None, merged: bool) -> dict[str, str]:
+        """What the key changes, trends and risks sections say when they hold no item: that
+        no PR was merged, or, in a period that merged some, that none stands out there."""
+        none = "card.no_changes"
+        return {"key_changes": self.period("key_change.none" if merged else none, days),
+                "trends": self.period("trends.none" if merged else none, days),
+                "risks": self.period("card.no_risks", days)}
+
     def headings(self, days: int | None = None) -> dict[str, str]:
         """The section headings, for a report of `days` days (None: an ISO week)."""
         return {k: self.period(f"headings.{k}", days) for k in SECTION_ORDER}

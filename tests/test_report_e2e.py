@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -166,6 +167,43 @@ def test_empty_week_gives_a_short_valid_report(verl_repo):
     assert code == 0
     assert "No pull requests were merged" in out and "## 6. Recommendations" in out
 
+
+
+def _sections(page: str) -> dict[str, str]:
+    """Each `<section id=…>` of a report page as its text, tags and charts left out."""
+    out = {}
+    for sid, inner in re.findall(r'<section id="([\w-]+)">(.*?)</section>', page, re.S):
+        inner = re.sub(r"<svg.*?</svg>|<figure>.*?</figure>", "", inner, flags=re.S)
+        out[sid] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", inner)).split())
+    return out
+
+
+@pytest.mark.parametrize("lang, said", [
+    ("en", {"no_theme": "No module or theme stands out in this week's PRs.", "no_prs": "No PRs were merged this week.",
+            "no_risks": "No notable risks this week.", "no_table": "No PR reached the importance threshold of 5 this week."}),
+    ("zh", {"no_theme": "本周的PR未形成值得关注的模块或主题。", "no_prs": "本周没有合并的PR。",
+            "no_risks": "本周无明显风险。", "no_table": "本周没有重要性达到5的PR。"}),
+])
+def test_an_empty_section_says_why_in_markdown_and_on_the_page(verl_repo, tmp_path, lang, said):
+    """verl 2024-W46 merged one PR, tagged [misc]: no theme. Its trends section once said "No
+    PRs were merged this week" under a summary of one merged PR, and the page left the
+    trends and risks sections of any such week as bare headings, with an empty table and its
+    sort note below the "no PR reached the threshold" line. 2024-W45 merged none."""
+    for week in ("2024-W45", "2024-W46"):
+        code, _, err = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--week", week, "--tz", "Asia/Shanghai",
+                               "--lang", lang, "--format", "md,html", "--out", str(tmp_path), "-q")
+        assert code == 0, err
+    one_pr = (tmp_path / f"verl-project__verl-2024-W46.{lang}.md").read_text(encoding="utf-8")
+    trends = one_pr.split("\n## 3.")[1].split("\n## 4.")[0]
+    assert trends.strip().splitlines()[-1] == said["no_theme"] and said["no_prs"] not in one_pr
+    raw = (tmp_path / f"verl-project__verl-2024-W46.{lang}.html").read_text(encoding="utf-8")
+    page = _sections(raw)
+    assert page["trends"].endswith(said["no_theme"]) and page["risks"].endswith(said["no_risks"])
+    assert page["table"].endswith(said["no_table"]) and 'id="pr-table"' not in raw
+    empty = _sections((tmp_path / f"verl-project__verl-2024-W45.{lang}.html").read_text(encoding="utf-8"))
+    for sid in ("key-changes", "trends"):
+        assert empty[sid].endswith(said["no_prs"]), sid
+    assert empty["risks"].endswith(said["no_risks"])
 
 def test_a_quiet_week_is_not_called_a_spike_or_a_large_change(flask_repo):
     """flask 2026-W04 (two small PRs) once read "well above its usual level; expect follow-up

@@ -111,6 +111,7 @@ def render_page(
         cols=cat.m["table"],
         table_note=cat.t("table.note", threshold=f"{report.threshold:g}"),
         table_empty=cat.period("table.empty", days, threshold=f"{report.threshold:g}"),
+        empty=cat.empty_sections(days, bool(report.pull_requests)),
         all_prs=_all_prs(report, cat),
         link=link,
         prlinks=prlinks,

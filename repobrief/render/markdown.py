@@ -67,6 +67,7 @@ def render(report: Report) -> str:
         s=report.sections,
         note=cat.t("table.note", threshold=threshold),
         empty_table=cat.period("table.empty", days, threshold=threshold),
+        empty=cat.empty_sections(days, bool(report.pull_requests)),
         esc=md_text,
         line=md_line,
         cell=md_cell,
