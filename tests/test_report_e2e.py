@@ -472,3 +472,20 @@ def test_a_week_of_direct_commits_only_is_not_nothing_to_review(flask_repo, tmp_
                            "--skip-empty", "--out", str(tmp_path / "bf"), "--workers", "1")
     assert code == 0, err
     assert [p.name for p in (tmp_path / "bf").iterdir()] == ["pallets__flask-2010-W14.zh.json"]
+
+
+def test_every_score_is_the_sum_of_its_reasons_over_the_whole_history(verl_repo, tmp_path):
+    """The JSON's `importance_terms` explain each score: 315 of verl's PRs once had terms
+    0.1 off their score (a docs-only PR: `+3.0 +0.2 +0.3 x0.5 -1.8` for 1.8), the factor's
+    term rounded apart from the score."""
+    code, _, err = run_cli("backfill", str(verl_repo), "--name", "verl-project/verl", "--tz", "Asia/Shanghai",
+                           "--from", "2024-W44", "--to", "2026-W34", "--format", "json", "--out", str(tmp_path), "-q")
+    assert code == 0, err
+    scored = minor = 0
+    for path in tmp_path.glob("*.json"):
+        for pr in json.loads(path.read_text(encoding="utf-8"))["pull_requests"]:
+            terms = pr["importance_terms"]
+            assert round(sum(t["points"] for t in terms), 1) == pr["importance"], (path.name, pr["number"], terms)
+            scored += 1
+            minor += any(t["code"] == "minor_only" for t in terms)
+    assert scored > 2800 and minor > 300

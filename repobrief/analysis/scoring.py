@@ -169,10 +169,15 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         act = discussion_activity(pr)
         if act:
             add("discussion", w.discussion_max * max(0.0, min(1.0, act[0])), act[1])
-    total = sum(r.points for r in reasons)
+    # The reasons add up to the score: the factor's and the clamp's terms are what they take
+    # off the sum of the others, after the score's own rounding.
+    total = round(sum(r.points for r in reasons), 1)
+    scored = total
     if c.minor_only or c.type in ("docs", "style"):
         factor = w.minor_factor
-        reasons.append(Reason("minor_only", round(-(total * (1 - factor)), 1), f"docs/tests/CI/examples only x{factor:g}"))
-        total *= factor
-    total = max(0.0, min(10.0, total))
-    return math.floor(total * 10 + 0.5) / 10, reasons
+        scored = math.floor(total * factor * 10 + 0.5) / 10
+        reasons.append(Reason("minor_only", round(scored - total, 1), f"docs/tests/CI/examples only x{factor:g}"))
+    clamped = max(0.0, min(10.0, scored))
+    if clamped != scored:
+        reasons.append(Reason("clamp", round(clamped - scored, 1), "capped at 10" if clamped else "raised to 0"))
+    return clamped, reasons
