@@ -26,6 +26,7 @@ import re
 from collections import defaultdict
 
 from .i18n import catalog
+from .models import inert_text
 from .render.links import safe_link
 
 SCHEMA_VERSION = 1
@@ -213,7 +214,9 @@ def _pr_ref(repository: str, number: int) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text.replace("\n", " "))
+    """Text inert in Markdown on one line: without control characters (`inert_text`; a
+    carriage return would end a line), its newlines made spaces, Markdown's marks escaped."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", inert_text(text).replace("\n", " "))
 
 
 def render_digest_md(d: dict) -> str:

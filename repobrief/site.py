@@ -40,6 +40,7 @@ from .models import Report
 from .output import check_out_folder, read_json, write_atomically
 from .render import charts
 from .render.html import environment, last_day, page_assets, render_page
+from .render.json import inert_json
 from .stopping import signals_deferred
 from .window import Window
 
@@ -167,7 +168,7 @@ def build_site(
     # Every file of the run, written at the end all together; site.json goes last.
     files: dict[Path, str] = {}
     for r in reports:
-        files[folder / f"{r.week}.json"] = json.dumps(report_to_dict(r), ensure_ascii=False, indent=2) + "\n"
+        files[folder / f"{r.week}.json"] = inert_json(json.dumps(report_to_dict(r), ensure_ascii=False, indent=2)) + "\n"
     pages = [page(r) for r in reports]
     # Weeks archived earlier next to the new ones need their previous/next links updated;
     # they are rendered again from their saved JSON.

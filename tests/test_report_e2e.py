@@ -294,6 +294,40 @@ def test_control_characters_in_pr_text_reach_no_output(tmp_path):
     assert any("the old loader flag is gone" in e for r in report["risks"] for e in r["evidence"])
 
 
+@pytest.mark.parametrize("folder", ["pkg\r\r# PWNED HEADING\r| a | b |\r", "\x1b]0;PWNED\x07\x1b[2Jcore\u202egnp.exe"])
+def test_a_folders_name_moves_no_line_and_reaches_no_output_as_a_control(tmp_path, folder):
+    """Module, theme and core-path names come from folders, which PRs name. A carriage
+    return in one started a heading of its own in the Markdown (CommonMark ends a line
+    there), and an escape sequence or a right-to-left override reached the terminal the
+    report is printed to, the page, the cards and the JSON as it was. The JSON keeps the
+    path whole, its bidirectional control written as an escape."""
+    from gitrepo import GitRepoBuilder
+
+    b = GitRepoBuilder(tmp_path / "repo")
+    b.commit("initial", "2026-10-01T10:00:00+00:00", {"src/app.py": b.lines(30)})
+    for i in range(4):
+        b.commit(f"Improve stuff {i} (#{201 + i})", f"2026-11-0{2 + i}T09:00:00+00:00", {f"{folder}/m{i}.py": b.lines(400)})
+    out = tmp_path / "out"
+    args = ["report", str(b.path), "--name", "acme/b", "--week", "2026-W45", "--lang", "en"]
+    code, _, err = run_cli(*args, "--format", "md,html,json,slack,feishu,dingtalk,wecom", "--out", str(out), "-q")
+    assert code == 0, err
+    code, printed, _ = run_cli(*args, "-q")
+    assert code == 0
+    # read_text would turn a carriage return into a newline
+    written = {p.name: p.read_bytes().decode("utf-8") for p in out.iterdir()} | {"stdout": printed}
+    for name, text in written.items():
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text), name
+    assert "pwned" in printed.split("## 3.")[1]  # the folder's theme (lower case), written
+    assert [line for line in printed.splitlines() if line.startswith("#")] == [
+        "# acme/b weekly report, 2026 week 45", *(f"## {n}. {h}" for n, h in enumerate(
+            ["Executive summary", "Key changes", "Module and theme trends", "Risk observations", "PR quick view",
+             "Recommendations"], 1))]
+    report = json.loads(written["acme__b-2026-W45.en.json"])
+    assert report["pull_requests"][0]["files"][0]["path"] == f"{folder}/m0.py"
+    if "\u202e" in folder:
+        assert "\\u202e" in written["acme__b-2026-W45.en.json"]
+
+
 def test_a_models_answer_loses_its_bidirectional_controls():
     from repobrief.llm.extract import extract_json
 

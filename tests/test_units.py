@@ -1542,3 +1542,18 @@ def test_paths_are_told_apart_at_the_top_of_the_tree_as_below_it():
     assert not fk.is_config("src/configure.sh")
     assert fk.is_example("examples/a.py") and fk.is_example("x/recipe/b.py") and not fk.is_example("src/sample.py")
     assert fk.is_minor("benchmarks/a.py") and not fk.is_minor("verl/trainer/a.py")
+
+
+def test_the_digest_and_the_json_keep_no_control_that_moves_or_reorders_text():
+    """The digest's Markdown took a repository's or a theme's name on one line by its
+    newlines alone: a carriage return still ended the line there. The JSON of the site and
+    the digest wrote bidirectional and C1 controls as they are; as escapes the data is the same."""
+    import json
+
+    from repobrief.digest import _md_escape
+    from repobrief.render.json import inert_json
+
+    assert _md_escape("pkg\r# PWNED\n- item \u202eevil") == "pkg\\# PWNED - item evil"
+    text = json.dumps({"path": "a\u202eb\u2066c\x85d — “e”"}, ensure_ascii=False)
+    assert inert_json(text) == '{"path": "a\\u202eb\\u2066c\\u0085d — “e”"}'
+    assert json.loads(inert_json(text)) == json.loads(text)

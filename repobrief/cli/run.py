@@ -194,6 +194,7 @@ def _into(results) -> str:
 
 def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
     from ..digest import build_digest, digest_file_name, render_digest_md
+    from ..render.json import inert_json
     from ..output import write_atomically
 
     # A card that could not be posted is a delivery failure, not a reporting one: the
@@ -214,7 +215,7 @@ def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False
             if d["carried_over"] and not quiet:
                 typer.echo(f"digest: kept {', '.join(d['carried_over'])} from the earlier {earlier.name}", err=True)
         files[folder / digest_file_name(d, "md")] = render_digest_md(d)
-        files[folder / digest_file_name(d, "json")] = json.dumps(d, ensure_ascii=False, indent=2) + "\n"
+        files[folder / digest_file_name(d, "json")] = inert_json(json.dumps(d, ensure_ascii=False, indent=2)) + "\n"
     if not files:
         if not quiet:
             typer.echo("no digest: no repository was reported", err=True)

@@ -6,7 +6,8 @@ and a `render_*` function for each that returns the payload as JSON text (the
 renderer registry's `(report) -> str` shape). Publishers post the same dicts.
 
 PR titles reach the card through its highlight and risk lines, so every line is
-made inert in the platform's own syntax: Feishu gets `plain_text`, Slack gets
+first rid of control and bidirectional characters (`inert_text`: a path or a name
+taken from a folder can hold them), then made inert in the platform's own syntax: Feishu gets `plain_text`, Slack gets
 `&`, `<`, `>` escaped (its only control characters), the Markdown platforms get
 the Markdown report's escaping (`render.markdown.md_text`: no links, images,
 raw HTML, emphasis or code spans, identifiers like `use_v1` left readable). Each platform has
@@ -16,11 +17,13 @@ payload fits, never cut in the middle of a character or an escape.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import unicodedata
 from collections.abc import Callable
 
-from ..models import Report
+from ..models import Card, Report, inert_text
 from .links import safe_link
 from .markdown import md_text
 
@@ -130,6 +133,19 @@ def _longest(report: Report) -> int:
 
 # --------------------------------------------------------------------------- escaping
 
+def _inert_card(payload: Callable[[Report], dict]) -> Callable[[Report], dict]:
+    """`payload` of the report with its card's text made inert (`inert_text`)."""
+
+    @functools.wraps(payload)
+    def build(report: Report) -> dict:
+        c = report.card
+        card = Card(inert_text(c.title), [inert_text(s) for s in c.highlights], [inert_text(s) for s in c.risks],
+                    inert_text(c.button), c.link)
+        return payload(dataclasses.replace(report, card=card))
+
+    return build
+
+
 def escape_slack(text: str) -> str:
     """Slack's mrkdwn escaping: `&`, `<`, `>` (links and mentions need `<`)."""
     return " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -138,6 +154,7 @@ def escape_slack(text: str) -> str:
 # --------------------------------------------------------------------------- Feishu / Lark
 
 
+@_inert_card
 def feishu_payload(report: Report) -> dict:
     """`msg_type: interactive` with a header, the two blocks and the button."""
     card = report.card
@@ -185,6 +202,7 @@ def feishu_payload(report: Report) -> dict:
 # --------------------------------------------------------------------------- Slack
 
 
+@_inert_card
 def slack_payload(report: Report) -> dict:
     """Block Kit: header, a section per block, an actions block with the button."""
     card = report.card
@@ -246,6 +264,7 @@ def _markdown(report: Report, cap: int | None, with_link: bool, heading_prefix: 
     return "\n".join(out).rstrip() + "\n"
 
 
+@_inert_card
 def dingtalk_payload(report: Report) -> dict:
     """actionCard with a single button when the report has a link, else markdown."""
     link = safe_link(report.card.link)
@@ -273,6 +292,7 @@ def dingtalk_payload(report: Report) -> dict:
     return _fit(build, fits, _longest(report))
 
 
+@_inert_card
 def wecom_payload(report: Report) -> dict:
     """WeCom group robot markdown; the button becomes a link line."""
 

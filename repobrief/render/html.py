@@ -21,7 +21,7 @@ from datetime import date, timedelta
 
 from markupsafe import Markup, escape
 
-from ..models import Report
+from ..models import Report, inert_text
 from . import charts, template_environment
 from .links import pr_link
 
@@ -38,7 +38,7 @@ _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 def code_spans(text: str) -> Markup:
     """`text` escaped, its Markdown code spans (`verl/trainer/ppo/v1`) as <code>: PR titles
     and bodies write paths and settings that way, and a reader should not see backticks."""
-    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(inert_text(text)))))
 
 
 def environment():
@@ -169,14 +169,16 @@ def _all_prs(report: Report, cat) -> list[dict]:
 
 
 def _top(counts: dict | None, n: int) -> list[tuple[str, int]]:
-    items = [(str(k), int(v)) for k, v in (counts or {}).items() if int(v) > 0]
+    items = [(inert_text(str(k)), int(v)) for k, v in (counts or {}).items() if int(v) > 0]
     items.sort(key=lambda kv: (-kv[1], kv[0]))
     return items[:n]
 
 
 def _charts(report: Report, t: dict[str, str], backend: str | None) -> dict[str, Markup | None]:
     stats = report.stats or {}
-    names = {**(stats.get("theme_names") or {}), **{th.key: th.name for th in report.themes}}
+    # Module and theme names can be folders' names: the labels are made inert as the page's text is.
+    names = {k: inert_text(str(v)) for k, v in {**(stats.get("theme_names") or {}),
+                                               **{th.key: th.name for th in report.themes}}.items()}
     out: dict[str, Markup | None] = {"modules": None, "themes": None, "trend": None, "importance": None}
     modules = _top(stats.get("by_module"), TOP_BARS)
     if modules:
@@ -192,7 +194,7 @@ def _charts(report: Report, t: dict[str, str], backend: str | None) -> dict[str,
         keys = [th.key for th in report.themes if th.key in series][:TOP_TREND_THEMES]
         if not keys:  # themes of the week unknown to the trend: show the busiest series
             keys = sorted(series, key=lambda k: -sum(series[k]))[:TOP_TREND_THEMES]
-        lines = [(names.get(k, k), series[k]) for k in keys]
+        lines = [(names.get(k, inert_text(k)), series[k]) for k in keys]
         merged = trend.get("merged_prs") or []
         total = (t["legend_all_prs"], merged) if len(merged) == len(weeks) else None
         out["trend"] = Markup(

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import orjson
 
 from ..models import Report
 from ..serialize import report_to_dict
+
+# Bidirectional controls (U+202A-U+202E, U+2066-U+2069) and C1 controls (U+0080-U+009F):
+# a PR's text or a folder's name can hold them, and written as they are they reorder or
+# rewrite what a terminal or an editor shows of the file. As \u escapes they stay in the
+# data and show as escapes (JSON encoders escape the C0 controls themselves).
+_UNSAFE = re.compile("[\u0080-\u009f\u202a-\u202e\u2066-\u2069]")
+
+
+def inert_json(text: str) -> str:
+    """JSON text with the characters `_UNSAFE` names written as \\u escapes (the same data)."""
+    return _UNSAFE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def render(report: Report) -> str:
@@ -14,4 +27,4 @@ def render(report: Report) -> str:
     # its output is UTF-8 as is (no \u escapes) and compact within a line.
     lines = [b"  " + orjson.dumps(k) + b": " + orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS)
              for k, v in report_to_dict(report).items()]
-    return (b"{\n" + b",\n".join(lines) + b"\n}\n").decode("utf-8")
+    return inert_json((b"{\n" + b",\n".join(lines) + b"\n}\n").decode("utf-8"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..i18n import catalog, report_days
-from ..models import Report
+from ..models import Report, inert_text
 from . import template_environment
 
 _MD_SPECIAL = re.compile(r"([\\*\[\]|~])")
@@ -26,7 +26,8 @@ def md_text(text: str, *, cell: bool = False) -> str:
     after it. In a table `cell`, a pipe inside a code span is escaped too (GFM)."""
     # One line: each line's surrounding spaces and the blank lines go (a regex for the
     # spaces around a newline retried every start in a long run of spaces without one).
-    text = " ".join(s for s in (line.strip() for line in (text or "").split("\n")) if s)
+    # Control characters go first (`inert_text`): a carriage return ends a line in CommonMark.
+    text = " ".join(s for s in (line.strip() for line in inert_text(text or "").split("\n")) if s)
     parts = _CODE_SPAN.split(text)
     for i, part in enumerate(parts):
         if i % 2:
