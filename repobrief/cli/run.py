@@ -194,8 +194,8 @@ def _into(results) -> str:
 
 def _write_digest(results, ts, folder: Path, quiet: bool, *, merge: bool = False) -> None:
     from ..digest import build_digest, digest_file_name, render_digest_md
-    from ..render.json import inert_json
     from ..output import write_atomically
+    from ..render.json import inert_json
 
     # A card that could not be posted is a delivery failure, not a reporting one: the
     # repository's reports were written, so its numbers stay in the digest.
