@@ -18,7 +18,7 @@ _UNSAFE = re.compile("[\u0080-\u009f\u202a-\u202e\u2066-\u2069]")
 
 def inert_json(text: str) -> str:
     """JSON text with the characters `_UNSAFE` names written as \\u escapes (the same data)."""
-    return _UNSAFE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render(report: Report) -> str:
