@@ -94,6 +94,24 @@ def test_grounds_accept_computed_figures_and_reject_others():
     assert g.check_text("s", "35 PRs") != []
 
 
+@pytest.mark.parametrize("text", [
+    "The week saw 999 merges.", "999 patches were merged.", "PR count: 999.", "`999 PRs merged` this week.",
+    "See ＃9999 too.", "See #\u200b9999 too.", "See #９９９９ too.",
+    "Details: https://github.com/evil-org/evil-repo/pull/1 and www.evil.example/x.",
+])
+def test_a_figure_or_a_citation_a_reader_sees_is_checked_however_it_is_written(text):
+    """A model steered by a PR body wrote its false count with another noun, in a code
+    span or after "PR count:", cited a PR with a full-width or zero-width-split number
+    sign, or linked a foreign repository's PR: each passed the checks (999 and 9999 are
+    in the PR data here, as a hostile body put them there)."""
+    g = Grounds(week_prs={1, 2}, counts={22.0, 2.0}, figures={999.0, 9999.0, 1.0}, kinds={"prs": {22.0}},
+                urls={"https://github.com/acme/app/pull/1"})
+    assert g.check_text("summary", text) != [], text
+    # what the data holds stays writable: its link, its figures, identifiers in code spans
+    assert g.check_text("summary", "22 PRs, see #1 (https://github.com/acme/app/pull/1). "
+                                   "`use_v1` is set for 999 steps.") == []
+
+
 @pytest.mark.parametrize(("days", "before"), [(None, "the previous week"), (1, "the day before"), (14, "the previous period")])
 def test_a_wrong_difference_is_named_against_the_span_before_the_reports(days, before):
     """The re-ask says what the model got wrong in the words of the report's span."""

@@ -504,7 +504,7 @@ class LLMEngine(Engine):
     def pr_request(self, pr: PullRequest, ctx, hint: PRAnalysis, diff: str, week_prs: list[int]) -> PRRequest:
         """Build one PR's prompt (within the token budget) and what its answer may cite."""
         from ..conventions import clean_body, migration_notes
-        from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
+        from ..llm.grounding import Grounds, collect_numbers, numbers_in_data, urls_in
         from ..llm.prompts import build_pr_input, schema_for
         from ..llm.schema import PRAnalysisOut, json_schema
 
@@ -538,6 +538,7 @@ class LLMEngine(Engine):
             figures=numbers_in_data(data_texts + [r.text for r in hint.importance_reasons] + [e for r in hint.risks for e in r.evidence])
             | collect_numbers([hint.importance, [r.points for r in hint.importance_reasons]]),
             extra_refs=set(pr.linked_issues) | _quoted_refs(pr),
+            urls=urls_in(data_texts),
             kinds={
                 "prs": {float(len(week_prs)), 1.0},
                 "lines_added": {float(pr.lines_added)},
@@ -855,7 +856,7 @@ def _unit_names(units: list[str], lang: str, days: int | None) -> str:
 
 def compose_grounds(view: FactsView):
     """What the week's sections may cite and state (`repobrief.llm.grounding.Grounds`)."""
-    from ..llm.grounding import Grounds, collect_numbers, numbers_in_data
+    from ..llm.grounding import Grounds, collect_numbers, numbers_in_data, urls_in
 
     counts = collect_numbers(view.stats) | collect_numbers(view.themes) | {float(len(view.prs))} | view.extra_numbers
     figures = (
@@ -876,6 +877,8 @@ def compose_grounds(view: FactsView):
         days=view.days,
         ties=view.count_ties(),
         topics=view.topics(),
+        urls=urls_in([p.title for p in view.prs] + [p.body or "" for p in view.prs]
+                     + [a.key_contribution for a in view.analyses.values()]),
     )
 
 

@@ -19,7 +19,9 @@ figures the data supports.
   number present in the PR data the model was given (a body's "40% faster").
   Dates, times, versions, week labels and numbers inside identifiers
   (`fp8`, `H100`, `use_v1`) are not figures.
+- A link must be one the PR data holds.
 - Importance stays within 0–10.
+- Text is checked as a reader reads it: "#\u200b12" and "＃１２" are "#12".
 
 A check returns the violations as sentences that are fed back to the model in
 the one retry, and recorded when the unit falls back.
@@ -34,8 +36,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 _PR_REF = re.compile(r"#\s?(\d{1,7})(?!\d)")
-_CODE = re.compile(r"`[^`\n]*`")
-_URL = re.compile(r"https?://\S+")
+_CODE_MARK = re.compile(r"`")
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
+_URL_TAIL = ".,;:!?)]}>\"'，。；：！？）】」》"
+# Characters a reader does not see, and digits and number signs a reader sees as ASCII ones:
+# "#\u200b12" and "＃１２" read as "#12", and are checked as it is.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060\ufeff]")
+_AS_ASCII = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, "\uff03": "#", "\ufe5f": "#"})
 _DATE = re.compile(
     r"(?<!\d)\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?!\d)|(?<![\d.])\d{1,2}[-/]\d{1,2}(?![\d.])|\d{4}\s*年(?:\s*\d{1,2}\s*月)?(?:\s*\d{1,2}\s*[日号])?"
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[日号]?|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?!\d)"
@@ -52,7 +59,7 @@ _NUMBER = re.compile(
 )
 _COUNT_NOUN = re.compile(
     r"^\s*(?:个|位|名|人|项|次|条|笔|处|行)|^\s*(?:(?:new|first[- ]time)\s+)?"
-    r"(?:PRs?\b|pull requests?\b|contributors?\b|authors?\b|newcomers?\b|commits?\b|merged\b|changes\b|lines?\b)",
+    r"(?:PRs?\b|pull requests?\b|contributors?\b|authors?\b|newcomers?\b|commits?\b|merged\b|merges\b|patches\b|changes\b|lines?\b)",
     re.I,
 )
 # What a count counts, when it says so: the text right after the number names the
@@ -61,7 +68,7 @@ _COUNT_KIND = re.compile(
     r"\s*(?:"
     r"(?P<first_time>(?:new|first[- ]time)\s+(?:contributors?|authors?)\b|newcomers?\b"
     r"|(?:位|名|人)\s*(?:为|是)?\s*(?:新|首次)(?:贡献者|作者|开发者|贡献|参与))"
-    r"|(?P<prs>(?:new\s+|merged\s+)?(?:PRs?|pull\s+requests?)\b|个\s*(?:PR|拉取请求|合并请求))"
+    r"|(?P<prs>(?:new\s+|merged\s+)?(?:PRs?|pull\s+requests?|merges|patches)\b|个\s*(?:PR|拉取请求|合并请求))"
     r"|(?P<contributors>(?:contributors?|authors?)\b|(?:位|名|人)\s*(?:贡献者|作者|开发者))"
     r"|(?P<lines>lines?\b|行)"
     r")",
@@ -96,7 +103,8 @@ _KIND_BEFORE = re.compile(
     r"(?:"
     r"(?P<first_time>(?:新|首次)(?:贡献者|作者|开发者)|(?:first[- ]time|new)\s+(?:contributors?|authors?)\s*[:：])"
     r"|(?P<contributors>(?:贡献者|作者|开发者)|(?:contributors?|authors?)\s*[:：])"
-    r"|(?P<prs>(?:PR|拉取请求|合并请求)(?:数量?|总数)|(?:PR|拉取请求|合并请求)(?=共|有|为|是|达)|(?:PRs|pull\s+requests)\s*[:：])"
+    r"|(?P<prs>(?:PR|拉取请求|合并请求)(?:数量?|总数)|(?:PR|拉取请求|合并请求)(?=共|有|为|是|达)|(?:PRs|pull\s+requests)\s*[:：]"
+    r"|(?:PR|pull\s+request)\s+(?:count|total)\s*[:：]|number\s+of\s+(?:PRs|pull\s+requests|merges)\s*(?:[:：]|is|was|were))"
     r")\s*(?:共有|共计|合计|共|有|为|是|达)?\s*[:：]?\s*$",
     re.I,
 )
@@ -255,8 +263,16 @@ class Figure:
     end: int = 0
 
 
+def as_read(text: str) -> str:
+    """`text` as a reader reads it: without invisible characters, full-width digits and
+    number signs as ASCII ones."""
+    return _INVISIBLE.sub("", text).translate(_AS_ASCII)
+
+
 def _strip_non_figures(text: str) -> str:
-    for rx in (_CODE, _URL, _WEEK, _DATE, _VERSION):
+    # A code span's figures are figures ("`12 PRs merged`"); an identifier's digits are not
+    # (`use_v1`, `fp8`: `_NUMBER` skips digits glued to letters).
+    for rx in (_CODE_MARK, _URL, _WEEK, _DATE, _VERSION):
         text = rx.sub(" ", text)
     return _PR_REF.sub(" ", text)
 
@@ -339,6 +355,11 @@ def denies_breaking(text: str) -> bool:
     return _denies(_NO_BREAKING, text)
 
 
+def urls_in(texts: Iterable[str]) -> set[str]:
+    """The links in `texts` (as `_URL` finds them, trailing punctuation left out)."""
+    return {m.group().rstrip(_URL_TAIL).lower() for t in texts for m in _URL.finditer(t or "")}
+
+
 def pr_refs(text: str) -> list[int]:
     """PR numbers cited as `#N`, code spans included (a reader sees them as citations); not those inside URLs."""
     return [int(n) for n in _PR_REF.findall(_URL.sub(" ", text or ""))]
@@ -416,6 +437,8 @@ class Grounds:
     # themes, modules and types by the names a sentence may call them, with their figures
     # (count, previous week's, difference, average): "CI: 9 PRs were merged" is true of CI
     topics: dict[str, set[float]] = field(default_factory=dict)
+    # the links the data holds: the only ones the text may write (None: not checked)
+    urls: set[str] | None = None
 
     @property
     def span(self) -> str:
@@ -477,6 +500,11 @@ class Grounds:
         """The problems of `text`; `context` is what the text is about when it does not
         say so itself (a trend item's name: its counts are that theme's)."""
         problems: list[str] = []
+        text = as_read(text or "")
+        if self.urls is not None:
+            for m in _URL.finditer(text):
+                if m.group().rstrip(_URL_TAIL).lower() not in self.urls:
+                    problems.append(f"{where} writes the link {m.group()!r}, which is not in the data; cite pull requests as #NUMBER")
         for n in pr_refs(text):
             if n not in self.week_prs and n not in self.extra_refs:
                 problems.append(f"{where} cites #{n}, which is not a pull request of {self.span}")
