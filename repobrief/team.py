@@ -530,7 +530,7 @@ def run_job(job: RepoJob) -> JobResult:
     failure is a `JobResult` with `ok=False` and a message naming the repository."""
     from .output import write_atomically
     from .pipeline import generate_report, output_name, render_report
-    from .redact import mask_url
+    from .redact import mask_text
     from .serialize import report_to_dict
 
     started = time.perf_counter()
@@ -575,18 +575,18 @@ def run_job(job: RepoJob) -> JobResult:
                 try:
                     posted = publish(first, target)
                 except RepobriefError as e:
-                    result.not_posted.append(mask_url(e.message))
+                    result.not_posted.append(mask_text(e.message))
                     result.hint = result.hint or e.hint
                     result.exit_code = e.exit_code
                 except Exception as e:  # noqa: BLE001 - a publisher's bug must not undo the report
-                    result.not_posted.append(f"{target.target}: unexpected {type(e).__name__}: {mask_url(str(e))}")
+                    result.not_posted.append(f"{target.target}: unexpected {type(e).__name__}: {mask_text(str(e))}")
                     result.exit_code = result.exit_code or 1
                 else:
                     result.published.append(f"{posted.target} at {posted.host}")
     except RepobriefError as e:
-        result.error, result.hint, result.exit_code = mask_url(e.message), e.hint, e.exit_code
+        result.error, result.hint, result.exit_code = mask_text(e.message), e.hint, e.exit_code
     except Exception as e:  # noqa: BLE001 - one repository's bug must not stop the others
-        result.error, result.exit_code = f"unexpected {type(e).__name__}: {mask_url(str(e))}", 1
+        result.error, result.exit_code = f"unexpected {type(e).__name__}: {mask_text(str(e))}", 1
     finally:
         if store is not None:
             store.close()

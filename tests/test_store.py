@@ -305,6 +305,11 @@ def test_bad_urls_are_store_errors_with_password_masked():
         open_store("postgresql://rb:hunter2@127.0.0.1:1/rb")
     assert "hunter2" not in str(e.value) and "127.0.0.1" in str(e.value)
     assert mask_url("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
+    # a driver's message can quote the password apart from its URL: one masked once stays masked
+    from repobrief.redact import mask_text
+
+    assert mask_url("postgresql://u:open sesame@h/db") == "postgresql://u:***@h/db"
+    assert mask_text("FATAL: password 'open sesame' was refused") == "FATAL: password '***' was refused"
 
 
 @pytest.mark.parametrize("url", [
@@ -313,6 +318,8 @@ def test_bad_urls_are_store_errors_with_password_masked():
     "postgresql://rb:hunter2xyz@127.0.0.1:notaport/rb",     # a port that is not a number
     "postgresql://rb:hunter/2xyz@127.0.0.1:1/rb",           # an unencoded / in the password
     "postgresql://rb:hunter/2@xyz@127.0.0.1:notaport/rb",   # both, and a bad port
+    "postgresql://rb:hunter 2 xyz@127.0.0.1:1/rb",          # spaces in the password (the server takes them)
+    "postgresql://rb@127.0.0.1:1/rb?password=hunter 2 xyz",  # in the query string too
 ])
 def test_no_part_of_a_password_is_shown_and_every_bad_url_is_a_store_error(url):
     with pytest.raises(StoreError) as e:

@@ -28,7 +28,7 @@ from typing import Any, overload
 
 from ..errors import StoreError
 from ..models import PRAnalysis, PullRequest
-from ..redact import PASSWORD, mask_url
+from ..redact import PASSWORD, mask_text, mask_url
 
 __all__ = [
     "CacheEntry",
@@ -513,7 +513,7 @@ class Store:
 
 def _store_error(message: str, exc: BaseException) -> StoreError:
     detail = str(getattr(exc, "orig", None) or exc).splitlines()[0] if str(exc) else type(exc).__name__
-    detail = mask_url(detail)
+    detail = mask_text(detail)
     hint = None
     low = detail.lower()
     if "readonly" in low or "read-only" in low or "permission" in low:
