@@ -139,6 +139,10 @@ class LLMSettings:
         for name in ("price_prompt_per_mtok", "price_completion_per_mtok"):
             if not getattr(self, name) >= 0:
                 _bad(f"llm.{name}", getattr(self, name), "a price of 0 or more (USD per million tokens)", hint="the nearest valid value is 0")
+        problem = self.base_url and http_url_problem(self.base_url.strip())
+        if problem:  # not quoted: an endpoint's URL can carry a key
+            raise ConfigError(f"option 'llm.base_url' {problem}", "give the endpoint's base URL, e.g. "
+                              "https://api.openai.com/v1 or http://127.0.0.1:8000/v1", option="llm.base_url")
         return self
 
 
@@ -210,6 +214,10 @@ class Settings:
             if fmt.strip().lower() not in RENDERERS:
                 _bad(f"formats[{i}]", fmt, f"one of {', '.join(RENDERERS.names())}", RENDERERS.names())
         self.llm.validate()
+        problem = self.github.url and http_url_problem(self.github.url.strip())
+        if problem:
+            raise ConfigError(f"option 'github.url' {problem}", "use https://api.github.com, or https://HOST/api/v3 for "
+                              "GitHub Enterprise Server", option="github.url")
         for i, target in enumerate(self.publish):
             check_publish_target(f"publish[{i}]", target)
         return self
@@ -218,7 +226,7 @@ class Settings:
 def check_publish_target(option: str, target: PublishTarget) -> None:
     """A ConfigError naming `option` for a target that could not post as configured: before
     any work, and never quoting the webhook's path or query (the token) or the secret."""
-    problem = target.webhook and webhook_url_problem(target.webhook)
+    problem = target.webhook and http_url_problem(target.webhook)
     if problem:
         raise ConfigError(f"option '{option}.webhook' {problem}",
                           "copy the whole URL from the bot's settings, starting with https://")
@@ -236,8 +244,9 @@ def check_publish_target(option: str, target: PublishTarget) -> None:
                               "its webhook URL is its secret", f"remove secret from {option}")
 
 
-def webhook_url_problem(url: str) -> str | None:
-    """What is wrong with a webhook URL ("is not an http(s) URL", …), or None; never quotes its path or query."""
+def http_url_problem(url: str) -> str | None:
+    """What is wrong with an http(s) URL — a webhook's, an API's or an endpoint's — ("is not
+    an http(s) URL", …), or None; never quotes its user part, path or query (a secret)."""
     try:
         parts = urlsplit(url)
     except ValueError:

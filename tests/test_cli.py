@@ -331,3 +331,27 @@ def test_a_github_clone_url_is_read_from_github_as_sync_reads_it(url, tmp_path, 
     got, _, err = run_cli("report", url, "--week", "2026-W26", "--db", str(tmp_path / "s.db"))
     assert got == 4 and "does not exist" not in err
     assert "no GitHub token found for github.com" in err
+
+
+@pytest.mark.parametrize("url, problem", [
+    ("http://127.0.0.1:abc", "has a port that is not a number"),
+    ("http://[zz]", "is not an http(s) URL"),
+    ("http://[::1", "is not an http(s) URL"),
+    ("http://k3y-s3cret@127.0.0.1:99999/v1", "has a port out of range"),
+])
+def test_a_malformed_api_or_endpoint_url_is_a_config_error_before_any_work(small_repo, tmp_path, monkeypatch, url, problem):
+    """A GitHub API or LLM endpoint URL with a bad port or broken brackets ended in a
+    Python traceback (httpx's InvalidURL, urllib's ValueError) once the first request was
+    made, and in `run` failed its repository late. Each is refused up front, from a flag,
+    an environment variable or a config file, without quoting what may hold a key."""
+    monkeypatch.setenv("GITHUB_TOKEN", "x")
+    code, _, err = run_cli("report", "github:a/b", "--week", "2026-W26", "--github-url", url)
+    assert (code, err.count("Traceback")) == (3, 0) and f"option 'github.url' {problem}" in err, err
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    code, out, err = run_cli("report", str(small_repo), "--week", "2026-W26", "--engine", "llm", "--llm-model", "m")
+    assert (code, out) == (3, "") and f"option 'llm.base_url' {problem}" in err, err
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    config = tmp_path / "repobrief.toml"
+    config.write_text(f'[llm]\nbase_url = "{url}"\nmodel = "m"\n[github]\nurl = "{url}"\n')
+    code, _, err = run_cli("report", str(small_repo), "--config", str(config), "--week", "2026-W26")
+    assert code == 3 and problem in err and "k3y" not in err and "Traceback" not in err, err

@@ -33,6 +33,12 @@ def normalize_api_url(url: str | None) -> str:
     """The REST base URL: `https://api.github.com`, or `https://HOST/api/v3` for
     GitHub Enterprise Server (a bare `https://HOST` gets `/api/v3` added)."""
     url = (url or DEFAULT_API_URL).strip().rstrip("/")
+    from ..config import http_url_problem
+
+    problem = http_url_problem(url)
+    if problem:  # not quoted: it may hold credentials
+        raise UsageError(f"--github-url {problem}",
+                         "use https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server")
     parts = urlsplit(url)
     # a URL that may carry a secret is refused without being shown
     if parts.username or parts.password:

@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from ..config import webhook_url_problem
+from ..config import http_url_problem
 from ..errors import PublishError, UsageError
 from ..models import Report
 from ..netcause import dns_failure, lookup_unavailable
@@ -166,7 +166,7 @@ class Publisher(ABC):
     ) -> None:
         if not webhook:
             raise UsageError(f"no webhook URL for target {self.name!r}", "pass --webhook URL or set REPOBRIEF_PUBLISH_WEBHOOK")
-        problem = webhook_url_problem(webhook)
+        problem = http_url_problem(webhook)
         if not problem:
             try:
                 httpx.URL(webhook)
