@@ -329,6 +329,19 @@ def test_no_part_of_a_password_is_shown_and_every_bad_url_is_a_store_error(url):
     assert e.value.exit_code == 6
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:x?mode=memory&uri=true",
+                                 "sqlite:///file::memory:?uri=true"])
+def test_an_in_memory_store_is_refused_with_what_to_give_instead(url, tmp_path, monkeypatch):
+    """Each thread of a store (the one that opens it, the one that migrates it) got an
+    empty database of its own: `report` failed with "no such table" and a traceback, and
+    `sync` said it stored 73 PRs and lost them all."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError) as e:
+        open_store(url)
+    assert "is in memory" in e.value.message and "--db PATH" in e.value.hint and e.value.exit_code == 6
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_default_path_is_under_the_user_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("REPOBRIEF_DATA_DIR", str(tmp_path / "rb-data"))
     assert default_db_path() == tmp_path / "rb-data" / "repobrief.db"

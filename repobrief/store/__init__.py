@@ -589,8 +589,12 @@ def _url_engine(url: str):
     if u.drivername in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
     if u.drivername.startswith("sqlite"):
-        if u.database in (None, "", ":memory:"):
-            return create_engine(u), ":memory:"
+        if u.database in (None, "", ":memory:") or u.query.get("mode") == "memory" or (u.database or "").startswith("file::memory:"):
+            # each connection (the opening thread's, a worker's) would get a database of its
+            # own, empty: what was stored would be lost, or not be there when read
+            raise StoreError(f"the store {shown} is in memory: nothing kept in it would outlast the run, "
+                             "and its threads would not share it",
+                             "give a file: --db PATH or sqlite:///PATH (leave --db out for the default store)")
         if u.query:
             return _sqlite_engine(Path(u.database), url=u), u.database
         return _sqlite_engine(Path(u.database).expanduser()), u.database
