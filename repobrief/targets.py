@@ -24,7 +24,11 @@ def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
     """`github:OWNER/REPO` → ("github", "OWNER/REPO"); a path → ("git", path).
 
     `source` (`--source`) forces a source for a target without a prefix; one that
-    contradicts the target's prefix is a usage error, not silently overruled."""
+    contradicts the target's prefix is a usage error, not silently overruled. An empty
+    target (an unset shell variable) is one too: read as a path, it was the current folder."""
+    if not target.strip():
+        raise UsageError("the repository to read is empty (an unset shell variable?)",
+                         "give a clone's path ('.' for the current folder) or github:OWNER/REPO")
     if source is not None and source not in SOURCES:
         SOURCES.get(source)  # raises: unknown source, with the valid ones
     if source in (None, "github") and _GITHUB_URL.match(target) and not Path(target).exists():

@@ -88,7 +88,8 @@ def load_cli_settings(
 
 # The options load_cli_settings takes from flags: a bad value names the flag.
 _FLAGS = {"name": "--name", "timezone": "--tz", "language": "--lang", "threshold": "--threshold",
-          "engine": "--engine", "llm.model": "--llm-model", "llm.concurrency": "--llm-concurrency"}
+          "engine": "--engine", "llm.model": "--llm-model", "llm.concurrency": "--llm-concurrency",
+          "github.url": "--github-url"}
 
 
 def note_unused_db(db: str | None, target: str, settings, source: str | None = None) -> None:

@@ -90,8 +90,9 @@ def report(
 ) -> None:
     """Write the weekly report of PATH for one week (or --since/--until)."""
     from ..pipeline import generate_report, output_name, render_report
-    from ..window import parse_timezone, resolve_window
+    from ..window import parse_timezone, refuse_empty, resolve_window
 
+    refuse_empty("--github", github, "OWNER/REPO")
     formats = parse_formats(fmt) if fmt is not None else None
     settings = opt.load_cli_settings(
         path, config=config, name=name, tz=tz, lang=lang, threshold=threshold, engine=engine, db=db,
