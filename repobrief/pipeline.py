@@ -512,7 +512,8 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
         + [_worded(w, cat) for w in [*source.warnings, *getattr(engine, "warnings", [])]],
         generated_at=generated,
     )
-    if store is not None and not getattr(source, "stores_itself", False):  # the github source upserts with sync metadata
+    # the github source upserts with sync metadata; a store opened read-only keeps nothing
+    if store is not None and not getattr(source, "stores_itself", False) and not store.read_only:
         store.save_pull_requests(span.repository, week_prs, source.name or type(source).__name__)
     return report
 

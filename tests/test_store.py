@@ -262,6 +262,7 @@ def test_a_damaged_store_says_what_to_do(tmp_path):
     with pytest.raises(StoreError) as e:
         open_store(db).repositories()
     assert "malformed" in e.value.message and "restore it from a backup" in e.value.hint
+    assert "left as it is" not in e.value.hint  # writes to its sound pages may have been made first
 
 
 def test_directory_and_unwritable_locations(tmp_path):
@@ -279,6 +280,21 @@ def test_directory_and_unwritable_locations(tmp_path):
         ro.chmod(0o500)
         with pytest.raises(StoreError):
             open_store(ro / "rb.db")
+
+
+def test_a_clones_report_from_a_read_only_store_is_written_and_not_kept(verl_repo, tmp_path):
+    """docs/store.md: a store opened read-only serves a report, with a warning that it was
+    not kept. From a clone, the report failed (exit 6) on saving the week's PRs."""
+    from clirun import run_cli
+
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    before = db.read_bytes()
+    code, out, err = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--week", "2026-W26",
+                             "--tz", "Asia/Shanghai", "--db", f"sqlite:///file:{db}?mode=ro&uri=true")
+    assert code == 0, err
+    assert out.startswith("# verl-project/verl") and "is read-only: the report was not kept in it" in err
+    assert db.read_bytes() == before
 
 
 def test_read_only_database_file_fails_on_write_naming_the_path(tmp_path):

@@ -521,7 +521,10 @@ def _store_error(message: str, exc: BaseException) -> StoreError:
     elif "not a database" in low:
         hint = "the file is not a repobrief database; choose another path with --db"
     elif "malformed" in low or "corrupt" in low:
-        hint = "the file is damaged and was left as it is; restore it from a backup, or choose another path with --db"
+        # SQLite finds damage when it reads the damaged pages: writes to sound ones may have
+        # been made before, so the file is not said to be untouched
+        hint = ("the file is damaged: stop writing to it, and restore it from a backup (or salvage it with "
+                "`sqlite3 FILE .recover`), or choose another path with --db")
     elif "locked" in low or "busy" in low:
         hint = "another process is writing to the store; run again when it has finished"
     elif "disk is full" in low or "no space" in low:
