@@ -375,13 +375,32 @@ def _saved_report(path: Path) -> Report:
     return report_from_dict(data, where=repr(str(path)))
 
 
+def _same_weeks(a: str, b: str) -> bool:
+    """Whether weeks in the time zones `a` and `b` start at the same instants: the same
+    zone however it is written (`asia/shanghai`, `PRC`), or one with the same rules from
+    1970 to 2100."""
+    from datetime import UTC, timedelta
+
+    from .window import parse_timezone
+
+    za, zb = parse_timezone(a), parse_timezone(b)
+    if za.key == zb.key:
+        return True
+    monday = datetime(1970, 1, 5)
+    while monday.year < 2100:
+        if monday.replace(tzinfo=za).astimezone(UTC) != monday.replace(tzinfo=zb).astimezone(UTC):
+            return False
+        monday += timedelta(days=7)
+    return True
+
+
 def _in_site_timezone(settings: Settings, out: Path, manifest: dict) -> Settings:
     """`settings` with the site's time zone: the weeks of a site must line up, so a run
     that names none takes the site's, and one that names another is refused."""
     site_tz = _site_timezone(out, manifest)
     if site_tz is None:
         return dataclasses.replace(settings, timezone=settings.timezone or "UTC")
-    if not settings.timezone:
+    if not settings.timezone or _same_weeks(settings.timezone, site_tz):
         return dataclasses.replace(settings, timezone=site_tz)
     if settings.timezone != site_tz:
         raise UsageError(

@@ -393,8 +393,15 @@ def test_a_site_is_extended_in_its_own_time_zone_and_another_is_refused(tmp_path
     assert "shanghai monday morning" in (out / "acme/one/2026-W27.html").read_text(encoding="utf-8")
     assert json.loads((out / "site.json").read_text(encoding="utf-8"))["timezone"] == "Asia/Shanghai"
 
+    # the same zone written otherwise, or another name of it, lines up: the site keeps its own name
+    for n, tz in ((8, "asia/shanghai"), (9, "PRC")):
+        code, _, err = _acme_site(repo, out, f"2026-W2{n}", "--tz", tz)
+        assert code == 0, err
+        week = json.loads((out / f"acme/one/2026-W2{n}.json").read_text(encoding="utf-8"))
+        assert week["timezone"] == "Asia/Shanghai" and week["range"]["start"].endswith("+08:00")
+
     before = _files(out)
-    code, _, err = _acme_site(repo, out, "2026-W28", "--tz", "UTC")
+    code, _, err = _acme_site(repo, out, "2026-W30", "--tz", "UTC")
     assert code == 2
     assert "has its weeks in the time zone 'Asia/Shanghai'" in err and "--tz Asia/Shanghai" in err
     assert _files(out) == before
