@@ -194,6 +194,9 @@ class Settings:
             _bad("language", self.language, f"one of {', '.join(LANGUAGES)}", LANGUAGES)
         if not 0.0 <= self.threshold <= 10.0:
             _bad("threshold", self.threshold, "a number from 0.0 to 10.0")
+        if self.diff_max_bytes < 1:
+            _bad("diff_max_bytes", self.diff_max_bytes, "a positive number of bytes (the most diff text read per PR)",
+                 hint=f"e.g. {Settings.diff_max_bytes}, the default")
         if self.baseline_weeks < 1 or self.baseline_weeks > 520:
             _bad("baseline_weeks", self.baseline_weeks, "a whole number from 1 to 520")
         if self.name and (self.name.count("/") != 1 or {"", ".", ".."} & set(self.name.split("/"))

@@ -47,6 +47,8 @@ def test_backfill_bad_range_and_empty_weeks(verl_repo, tmp_path):
     code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2024-W01", "--to", "2024-W03",
                        "--out", str(tmp_path / "e"), "--skip-empty")
     assert code == 0 and "0 weeks written" in err and not (tmp_path / "e").exists()
+    code, _, err = run_cli("backfill", str(verl_repo), *VERL, "--from", "2026-W26", "--to", "2026-W26", "--out", str(tmp_path / "one"))
+    assert code == 0 and "1 week (2026-W26 to 2026-W26), 22 PRs, 1 week written" in err, err
 
 
 def test_a_db_a_backfill_does_not_use_is_said_not_dropped(verl_repo, tmp_path):

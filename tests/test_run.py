@@ -443,6 +443,8 @@ def test_config_errors_name_the_option_before_any_work(tmp_path, text, message):
     ('name = "noslash"', "option 'repositories[1].name' is 'noslash'; expected OWNER/REPO"),
     ('language = "fr"', "option 'repositories[1].language' is 'fr'"),
     ("baseline_weeks = 0", "option 'repositories[1].baseline_weeks' is 0"),
+    ("diff_max_bytes = -1", "option 'repositories[1].diff_max_bytes' is -1; expected a positive number of bytes"),
+    ('[repositories.llm]\nbase_url = "http://127.0.0.1:abc/v1"', "option 'repositories[1].llm.base_url' has a port that is not a number"),
     ('engine = "ofline"', "option 'repositories[1].engine' is 'ofline'"),
     ('[[repositories.publish]]\ntarget = "slak"\nwebhook = "http://127.0.0.1:9/x"',
      "option 'repositories[1].publish[0].target' is 'slak'"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..output import check_out_folder
-from . import app, stoppable
+from . import app, counted, stoppable
 from . import options as opt
 from .report import parse_formats
 
@@ -87,7 +87,8 @@ def backfill(
         typer.echo(f"warning: {w}", err=True)
     if not quiet:
         typer.echo(
-            f"{res.weeks} weeks ({weeks[0].label} to {weeks[-1].label}), {res.prs} PRs, {res.written} weeks written "
+            f"{counted(res.weeks, 'week')} ({weeks[0].label} to {weeks[-1].label}), {counted(res.prs, 'PR')}, "
+            f"{counted(res.written, 'week')} written "
             f"to {out} in {res.seconds:.1f} s ({res.workers} worker{'s' if res.workers > 1 else ''}"
             f"{f' + {res.helpers} helper' + ('s' if res.helpers > 1 else '') if res.helpers else ''})",
             err=True,
