@@ -614,6 +614,22 @@ def test_markdown_code_spans_and_entities_show_as_written():
         "<p><code>&lt;img src=x onerror=alert(1)&gt;</code> then &lt;b&gt;x&lt;/b&gt;</p>\n"
 
 
+def test_a_bare_url_in_pr_text_shows_whole_and_links_nowhere():
+    """GitHub links a bare `https://…` or `www.…` by itself: a PR body's link to another
+    repository's PR, or a page of its author's, became a live link in the report, in the
+    DingTalk and WeCom cards too. In a code span it shows as written and links nowhere;
+    the sentence's own punctuation stays outside, and a table cell's pipe is escaped."""
+    from markdown_it import MarkdownIt
+
+    text = "See https://github.com/volcengine/verl/pull/4280. Also WWW.evil.example/a_b*c, (http://x.example/p)!"
+    assert md_text(text) == ("See `https://github.com/volcengine/verl/pull/4280`. Also `WWW.evil.example/a_b*c`, "
+                             "(`http://x.example/p`)!")
+    html = MarkdownIt("commonmark").render(md_text(text))
+    assert "<a " not in html and "<code>https://github.com/volcengine/verl/pull/4280</code>" in html
+    assert md_cell("at https://x.example/a|b today") == "at `https://x.example/a\\|b` today"
+    assert md_text("`https://already.example` and plain http words") == "`https://already.example` and plain http words"
+
+
 def _week_report(tmp_path, commits, init=None, name: str = "o/r", lang: str = "en"):
     """The 2026-W10 report of a repository made of `init` (files by path, given the
     builder) and `commits` (message, date, files by path given the builder)."""

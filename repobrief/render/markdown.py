@@ -18,12 +18,29 @@ _CODE_SPAN = re.compile(r"(`[^`]+`)")
 _MD_ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 
 
+# What GitHub-flavoured Markdown links by itself (its autolink extension), and the
+# punctuation it leaves out of the link at the end, as this does.
+_BARE_URL = re.compile(r"((?:https?://|www\.)[^\s`<>]+)", re.I)
+_URL_TAIL = ".,;:!?*_~'\")"
+
+
+def _escaped(part: str) -> str:
+    part = _MD_SPECIAL.sub(r"\\\1", part)
+    part = _MD_UNDERSCORE.sub(r"\\_", part)
+    part = _MD_ENTITY.sub(r"\\&", part)
+    # `<` starts raw HTML and autolinks; `>` only quotes at a line's start (`md_line`),
+    # so "werkzeug>=2.3.3" stays as written.
+    return part.replace("<", "&lt;").replace("`", "\\`")
+
+
 def md_text(text: str, *, cell: bool = False) -> str:
     """Untrusted text as inert Markdown on one line: no links, raw HTML, entities,
     emphasis, headings or table breaks, while identifiers stay readable. Code spans
     (paired backticks) are inert already and stay as they are, so their text shows
     without escapes; an unpaired backtick is escaped, or it could swallow the text
-    after it. In a table `cell`, a pipe inside a code span is escaped too (GFM)."""
+    after it. A bare URL, which GitHub would link, is put in a code span: it shows
+    whole and links nowhere. In a table `cell`, a pipe inside a code span is escaped
+    too (GFM)."""
     # One line: each line's surrounding spaces and the blank lines go (a regex for the
     # spaces around a newline retried every start in a long run of spaces without one).
     # Control characters go first (`inert_text`): a carriage return ends a line in CommonMark.
@@ -33,12 +50,18 @@ def md_text(text: str, *, cell: bool = False) -> str:
         if i % 2:
             parts[i] = part.replace("|", "\\|") if cell else part
             continue
-        part = _MD_SPECIAL.sub(r"\\\1", part)
-        part = _MD_UNDERSCORE.sub(r"\\_", part)
-        part = _MD_ENTITY.sub(r"\\&", part)
-        # `<` starts raw HTML and autolinks; `>` only quotes at a line's start (`md_line`),
-        # so "werkzeug>=2.3.3" stays as written.
-        parts[i] = part.replace("<", "&lt;").replace("`", "\\`")
+        low = part.lower()
+        if "http" not in low and "www." not in low:
+            parts[i] = _escaped(part)
+            continue
+        pieces = _BARE_URL.split(part)
+        for j, piece in enumerate(pieces):
+            if j % 2:
+                url = piece.rstrip(_URL_TAIL)
+                pieces[j] = "`" + (url.replace("|", "\\|") if cell else url) + "`" + _escaped(piece[len(url):])
+            else:
+                pieces[j] = _escaped(piece)
+        parts[i] = "".join(pieces)
     return "".join(parts)
 
 
