@@ -523,3 +523,21 @@ def test_every_score_is_the_sum_of_its_reasons_over_the_whole_history(verl_repo,
             scored += 1
             minor += any(t["code"] == "minor_only" for t in terms)
     assert scored > 2800 and minor > 300
+
+
+def test_an_issue_is_said_to_be_resolved_only_when_the_pr_closes_it(verl_repo):
+    """From a clone, the JSON's `linked_issues` (the source's links, GitHub's) is empty,
+    and the importance term said "linked to #N" of any issue a body named ("see #12"),
+    which the summary then said the PR "resolves". Now a term says "closes #N" for a
+    closing keyword (#6572: "Closes #6570"), else "refers to #N", and the text follows it."""
+    from repobrief.analysis.scoring import _closes
+
+    code, out, _ = run_cli("report", str(verl_repo), *VERL, "--lang", "en", "--format", "json", "-q")
+    assert code == 0
+    report = json.loads(out)
+    pr = next(p for p in report["pull_requests"] if p["number"] == 6572)
+    assert pr["linked_issues"] == []
+    assert {"code": "linked_issue", "points": 0.4, "text": "closes #6570"} in pr["importance_terms"]
+    assert "(#6572), which touches configuration files and resolves a tracked issue" in report["sections"]["summary"]["text"]
+    assert _closes("Fixes: #12 and see #13", 12) and _closes("resolves owner/repo#12", 12)
+    assert not _closes("Fixes: #12 and see #13", 13) and not _closes("Related to #12", 12)

@@ -56,6 +56,11 @@ _COMPATIBLE_WORDS = ("compatib", "behavio", "change")  # one is in every match (
 _RFC = re.compile(r"\bRFC\b")
 
 
+def _closes(body: str, number: int) -> bool:
+    """Whether `body` closes issue `number` with one of GitHub's closing keywords ("Fixes #12")."""
+    return re.search(rf"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\W{{0,3}}(?:[\w.-]+/[\w.-]+)?#{number}\b", body, re.I) is not None
+
+
 def says_compatible(body: CleanBody) -> bool:
     """Whether the description says existing behaviour is kept (see `_COMPATIBLE`), not
     that it is not ("not fully compatible", "no longer backward compatible")."""
@@ -161,8 +166,13 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         add("new_module", w.new_module * 0.6, f"adds {new_src} source files")
     if body.issue_refs or pr.linked_issues or ("RFC" in pr.title and _RFC.search(pr.title)) or (
             "RFC" in body.what[:2000] and _RFC.search(body.what[:2000])):
-        refs = sorted(set(body.issue_refs) | set(pr.linked_issues))
-        add("linked_issue", w.linked_issue, f"linked to {'#' + str(refs[0]) if refs else 'an RFC'}")
+        # "linked": as the source links it (GitHub's linked issues, the JSON's `linked_issues`);
+        # else the body refers to it ("Fixes #12", "see #12"), which a clone's PRs only have
+        # "closes": as the source links it (GitHub's linked issues, the JSON's `linked_issues`)
+        # or with a closing keyword; a body's other references ("see #12") only refer to it
+        refs = sorted(pr.linked_issues) or body.issue_refs
+        said = "closes" if pr.linked_issues or (refs and _closes(pr.body or "", refs[0])) else "refers to"
+        add("linked_issue", w.linked_issue, f"{said} {'#' + str(refs[0]) if refs else 'an RFC'}")
     if pr.discussion_known:
         from .discussion import discussion_activity
 

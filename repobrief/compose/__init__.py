@@ -155,6 +155,8 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
         return cat.t("why.size", lines=cat.num(pr.lines), pct=int(m.group(1)) if m else 80)
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
+    if code == "linked_issue" and not reason_text.startswith("closes"):
+        return cat.t("why.refers_issue")
     if code == "new_module":  # "adds package verl/foo" or "adds 6 source files", worded by the catalog
         m = re.match(r"adds (\d+) source files", reason_text)
         if m:
