@@ -518,7 +518,7 @@ def test_a_default_only_the_diff_changes_is_a_risk_with_its_old_and_new_value(tm
     code, md, err = run_cli("report", str(b.path), "--name", "acme/young", "--week", "2026-W03", "--lang", "en",
                             "--format", "md", "-q")
     assert code == 0, err
-    assert "&lt;img src=x> \\[x\\](http://e.test) \\*m\\*" in md and "<img" not in md
+    assert "&lt;img src=x> \\[x\\](`http://e.test`) \\*m\\*" in md and "<img" not in md
 
 
 def test_many_modules_removed_are_counted_per_pr(tmp_path):
