@@ -1472,6 +1472,28 @@ def test_a_default_the_pr_says_it_does_not_change_is_no_default_change():
     assert is_default_change(pr(said), clean_body(said))
 
 
+@pytest.mark.parametrize("title, changed", [
+    ("[misc] fix: set default value of ETP to 1 (#3371)", True),
+    ("[rollout,vllm] feat: revert default value of max_num_seqs (#5139)", True),
+    ("[megatron, ckpt] fix: set dist_ckpt_optim_fully_reshardable default to False (#5705)", True),
+    ("Set TEMPLATE_AUTO_RELOAD default value to None", True),
+    ("reset default tp size (#1047)", True),
+    ("feat: add a fast loader (disabled by default)", False),
+    ("feat: add option foo, default to False", False),
+    ("fix: handle the default case", False),
+])
+def test_a_title_that_sets_or_reverts_a_default_changes_one(title, changed):
+    """Seven verl PRs and two flask ones set, reset or reverted a default in their titles
+    and got no default-change term; "set X default to False" read as an opt-in feature."""
+    from repobrief.analysis.scoring import is_default_change, is_opt_in
+    from repobrief.models import PullRequest
+
+    pr = PullRequest(number=1, title=title, author="a", merged_at=datetime(2026, 1, 1, tzinfo=UTC), body="")
+    assert is_default_change(pr, clean_body("")) == changed
+    if changed:
+        assert not is_opt_in(pr, clean_body(""))
+
+
 def test_risks_users_act_on_come_before_review_risks_of_the_same_severity():
     """A week's sixth risk was a renamed key that the first recommendation cited, pushed
     out by a more important PR's missing tests."""

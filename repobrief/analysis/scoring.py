@@ -30,6 +30,15 @@ _DEFAULT_IN_TITLE = re.compile(
     r"\b(?:by default|as (?:the )?default|defaults? to|make\w* .{1,40} (?:the )?default|(?:change|switch|flip)\w* (?:the )?defaults?)\b",
     re.I,
 )
+# A title that sets, changes or reverts a default changes what users get, whatever the new
+# value: "Set default value of ETP to 1", "revert default value of max_num_seqs", "set
+# X default to False" (an option turned off by default is opt-in only when it is new).
+_DEFAULT_SET_IN_TITLE = re.compile(
+    r"\b(?:set|sets|setting|change[sd]?|changing|switch(?:es|ed|ing)?|flip(?:s|ped|ping)?|revert(?:s|ed|ing)?"
+    r"|reset(?:s|ting)?|restore[sd]?|restoring|lower(?:s|ed|ing)?|raise[sd]?|raising|increase[sd]?|increasing"
+    r"|decrease[sd]?|decreasing)\b[^.;:()]{0,60}?\bdefaults?\b(?! (?:for|in) (?:tests?|ci|docs?|examples?)\b)",
+    re.I,
+)
 _DEFAULT_IN_BODY = re.compile(
     r"\b(?:(?:is|are) now (?:enabled|used|on) by default|now (?:enabled|used|on) by default|(?:is|are) (?:enabled|used) by default|"
     r"changes? the default|default (?:is|was) (?:now|changed)|becomes? the default|now defaults? to|(?:made|make) .{1,40} the default)\b",
@@ -89,6 +98,8 @@ def _signals(title: str, body: CleanBody) -> tuple[bool, bool]:
     its body alive."""
     text, what = body.text[:5000], body.what[:3000]
     low_title = title.lower()
+    if "default" in low_title and _DEFAULT_SET_IN_TITLE.search(title):
+        return False, True
     opt_in = ("default" in low_title or "opt-in" in low_title) and bool(OPT_IN.search(title))
     low = text.lower()
     opt_in = opt_in or (("default" in low or "opt-in" in low) and _search_near(OPT_IN, text, low, ("default", "opt-"), 15))
