@@ -183,7 +183,11 @@ def test_export_a_team_config_covers_every_repository_once(verl_repo, server, tm
     assert "error: acme/missing:" in err and "44 requests from 2 repository-weeks (44 PRs); 1 repository failed" in err
     # flags that name one repository make no sense for a team config
     code, _, err = run_cli("batch", "export", "--config", str(tmp_path / "team.toml"), "--name", "x/y", "--out", str(tmp_path / "x.jsonl"))
-    assert code == 2 and "--name applies to one repository" in err
+    assert code == 2 and "--name applies to one repository" in err and "set name in the repository's table of" in err
+    for flag, hint in (("--since", "a team config's weeks are given with --week"), ("--github", "give PATH to export one clone")):
+        code, _, err = run_cli("batch", "export", "--config", str(tmp_path / "team.toml"), flag, "2026-06-01",
+                               "--out", str(tmp_path / "x.jsonl"))
+        assert code == 2 and f"{flag} applies to one repository (PATH), not to a team config" in err and hint in err, err
 
 
 def test_the_library_exports_each_request_once(verl_repo, server, tmp_path):

@@ -23,6 +23,12 @@ batch_app = typer.Typer(
 app.add_typer(batch_app, name="batch")
 
 
+# Flags of a one-repository export, and the option of a team config's repository table that
+# does their work.
+_TABLE_OPTION = {"--name": "name", "--tz": "timezone", "--lang": "languages", "--threshold": "threshold",
+                 "--source": "source (github:OWNER/REPO or a clone's path)", "--github-url": "github.url"}
+
+
 class PartialBatch(RepobriefError):
     """Part of a batch step failed (a repository's export, rows of a results file); the rest was done."""
 
@@ -71,7 +77,11 @@ def export(
                       "--github": github, "--github-url": github_url, "--since": since, "--until": until}
             given = [flag for flag, value in single.items() if value is not None]
             if given:
-                raise UsageError(f"{given[0]} applies to one repository (PATH); a team config sets it per repository")
+                flag = given[0]
+                raise UsageError(f"{flag} applies to one repository (PATH), not to a team config",
+                                 "a team config's weeks are given with --week" if flag in ("--since", "--until")
+                                 else "a team config has no such option: give PATH to export one clone enriched from GitHub"
+                                 if flag == "--github" else f"set {_TABLE_OPTION[flag]} in the repository's table of {config} instead")
             export.add_team(config, week, db=db, llm={"model": llm_model}, only=only, digest=digest, offline=offline)
         else:
             if only or digest:
