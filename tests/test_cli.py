@@ -67,6 +67,7 @@ def test_version_needs_no_command():
         (["--link", "reports.example.com/w26.html"], 2, "'reports.example.com/w26.html' is not an absolute http(s) URL"),
         (["--link", "https://r.example.com/weekly reports/w26.html"], 2, "contains a space or a control character"),
         (["--link", "javascript:alert(1)"], 2, "--link 'javascript:alert(1)' is not an absolute http(s) URL"),
+        (["--link", "http://r.example.com:99999/w26.html"], 2, "has a port out of range (99999; ports go from 1 to 65535)"),
         # values the config checks too: named as the flag that gave them, a usage error
         (["--threshold", "12"], 2, "error: --threshold is 12.0; expected a number from 0.0 to 10.0"),
         (["--name", "flask"], 2, "error: --name is 'flask'; expected OWNER/REPO"),

@@ -13,7 +13,8 @@ from ..models import Report
 
 
 def safe_link(url: str | None) -> str | None:
-    """`url` when it is an absolute http(s) URL without control characters, else None."""
+    """`url` when it is an absolute http(s) URL without control characters, with a port
+    from 1 to 65535 if any, else None."""
     if not url or not isinstance(url, str):
         return None
     url = url.strip()
@@ -21,9 +22,10 @@ def safe_link(url: str | None) -> str | None:
         return None
     try:
         parts = urlsplit(url)
+        port = parts.port  # ValueError: not a number, or not within 0-65535
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or port == 0:
         return None
     return url
 
@@ -31,12 +33,13 @@ def safe_link(url: str | None) -> str | None:
 def checked_link(url: str, option: str) -> str:
     """`url` from the user (`option` names where it was given), or a UsageError saying
     why a card would have no button for it."""
+    from ..config import http_url_problem
     from ..errors import UsageError
 
     link = safe_link(url)
     if link is None:
         why = "contains a space or a control character" if any(ord(c) <= 0x20 for c in url.strip()) else \
-            "is not an absolute http(s) URL"
+            (http_url_problem(url.strip()) or "is not an absolute http(s) URL")
         raise UsageError(f"{option} {url.strip()!r} {why}; give the full address, e.g. "
                          "https://reports.example.com/2026-W26.html (a space is written %20)")
     return link
