@@ -213,6 +213,10 @@ def test_sync_takes_a_clone_url_as_report_does(server, tmp_path):
     ghe = run(["sync", "https://ghe.example.com/verl-project/verl.git", "--since", "2026-06-15", "--db", db], tmp_path)
     assert ghe.returncode == 2 and "the clone URL is on ghe.example.com, and the GitHub API in use is https://api.github.com" in ghe.stderr
     assert "give --github-url https://ghe.example.com/api/v3" in ghe.stderr
+    # no GitHub Enterprise Server on GitLab: the way there is a clone
+    gitlab = run(["sync", "https://gitlab.com/acme/app.git", "--since", "2026-06-15", "--db", db], tmp_path)
+    assert gitlab.returncode == 2 and "is on gitlab.com, a GitLab server: repobrief reads the GitHub API only" in gitlab.stderr
+    assert "git clone https://gitlab.com/acme/app.git" in gitlab.stderr and "--github-url" not in gitlab.stderr
     (tmp_path / "clone").mkdir()
     folder = run(["sync", str(tmp_path / "clone"), "--db", db], tmp_path)
     assert folder.returncode == 2 and "it is a local folder, and sync reads GitHub" in folder.stderr

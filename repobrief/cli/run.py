@@ -98,7 +98,7 @@ def run(
     no_publish: bool = typer.Option(False, "--no-publish", help="Write files but post no cards."),
     offline: bool = typer.Option(False, "--offline", help="No requests to GitHub: git sources read clones, github sources read the store (an llm engine still asks its model)."),
     refresh: bool = typer.Option(False, "--refresh", help="Ignore cached LLM answers and the git facts kept by earlier reports (first commits, line counts)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only warnings and errors."),
 ) -> None:
     """Report every repository of a team config for one week, concurrently (the longest first, by the last run's times); one failing repository does not stop the others."""
     from ..registry import EXECUTORS

@@ -60,6 +60,11 @@ def check_clone_host(location: str, api_url: str | None) -> None:
     host = (m.group(1) or m.group(2) or "").rpartition("@")[2].split(":")[0].lower()
     api = normalize_api_url(api_url)
     if host and host != web_host(api).lower() and not is_local(api):  # a local proxy or test server stands in for any
+        other = next((name for name in ("GitLab", "Bitbucket", "Gitee", "Codeberg") if name.lower() in host), None)
+        if other:  # no GitHub Enterprise Server there
+            raise UsageError(f"the clone URL is on {host}, a {other} server: repobrief reads the GitHub API only",
+                             f"clone the repository (git clone {location.strip().removeprefix('github:')}) and "
+                             "report from its folder (repobrief report PATH): a local clone needs no API")
         raise UsageError(
             f"the clone URL is on {host}, and the GitHub API in use is {api}",
             f"give --github-url https://{host}/api/v3 (GitHub Enterprise Server), or github:{m.group(3)} for "
