@@ -52,10 +52,14 @@ def check_out_folder(out: Path | None) -> None:
         return
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a file; give a folder")
+    if out.is_symlink() and not out.exists():
+        raise UsageError(f"--out {str(out)!r} is a symbolic link to {os.readlink(out)!r}, which does not exist",
+                         "make the folder it points to, or give another --out")
     # The folder, or the nearest one above it that exists (the rest is made when writing).
     here = next(p for p in (out, *out.absolute().parents) if p.exists())  # the root exists
     if not here.is_dir():
-        return  # a file in the way above it: the write names it
+        raise UsageError(f"--out {str(out)!r} cannot be made: {str(here)!r} is a file, not a folder",
+                         "give a folder whose parents are folders")
     try:
         fd, probe = tempfile.mkstemp(dir=here, prefix=".repobrief-probe-")
     except OSError as e:

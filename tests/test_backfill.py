@@ -573,7 +573,14 @@ def test_an_out_that_is_a_file_is_a_bad_flag(verl_repo, tmp_path):
                  ("report", str(verl_repo), "--week", "2026-W10", "--format", "json")):
         code, _, err = run_cli(*argv, "--out", str(afile))
         assert code == 2 and f"--out '{afile}' is a file; give a folder" in err, err
-    assert afile.read_text(encoding="utf-8") == "mine"
+        # a file in the way above it, and a link to a folder that is not there: bad flags too
+        code, _, err = run_cli(*argv, "--out", str(afile / "sub"))
+        assert code == 2 and f"cannot be made: '{afile}' is a file, not a folder" in err, err
+        (tmp_path / "dangling").unlink(missing_ok=True)
+        (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+        code, _, err = run_cli(*argv, "--out", str(tmp_path / "dangling"))
+        assert code == 2 and f"is a symbolic link to '{tmp_path / 'gone'}', which does not exist" in err, err
+    assert afile.read_text(encoding="utf-8") == "mine" and not (tmp_path / "gone").exists()
 
 
 def test_the_progress_bar_is_drawn_on_stderr_never_on_stdout(verl_repo, tmp_path):

@@ -246,7 +246,7 @@ def test_nothing_is_written_half_way(small_repo, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
     got, _, err = run_cli("report", str(small_repo), "--week", "2026-W10", "--format", "md,json", "--out", str(blocker / "x"))
-    assert got != 0 and "cannot write" in err
+    assert got == 2 and "is a file, not a folder" in err
     out = tmp_path / "out"
     out.mkdir()
     (out / "acme__proj-2026-W10.zh.json").mkdir()  # the second file cannot be replaced
