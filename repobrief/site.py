@@ -85,7 +85,14 @@ def week_windows(last: Window, weeks: int) -> list[Window]:
     """`weeks` consecutive windows ending with `last`, oldest first."""
     if weeks < 1 or weeks > 520:
         raise UsageError(f"--weeks {weeks} is out of range; give a whole number from 1 to 520")
-    return [last.shifted(-i) for i in range(weeks - 1, -1, -1)]
+    windows = [last.shifted(-i) for i in range(weeks - 1, -1, -1)]
+    from .window import YEARS
+
+    fits = [w for w in windows if int(w.label[:4]) >= YEARS[0]]  # an ISO year: 1970-W01 starts on 1969-12-29
+    if len(fits) < len(windows):
+        raise UsageError(f"--weeks {weeks} up to {last.label} reaches back to {windows[0].label}, before the years "
+                         f"repobrief reports on ({YEARS[0]}–{YEARS[1]})", f"give --weeks {len(fits)} or fewer")
+    return windows
 
 
 def build_site(

@@ -461,6 +461,10 @@ def test_site_refuses_a_folder_that_is_not_a_site(verl_repo, tmp_path):
 def test_site_bad_weeks(verl_repo, tmp_path):
     code, _, err = run(["site", str(verl_repo), "--weeks", "0", "--out", str(tmp_path / "s")])
     assert code == 2 and "--weeks 0" in err
+    # weeks before 1970-W01 are refused by `report`; a site reaching back to one is too
+    code, _, err = run(["site", str(verl_repo), "--until-week", "1970-W02", "--weeks", "3", "--out", str(tmp_path / "s")])
+    assert code == 2 and "reaches back to 1969-W52, before the years repobrief reports on" in err
+    assert "give --weeks 2 or fewer" in err and not (tmp_path / "s").exists()
 
 
 def test_site_builds_into_a_fresh_gh_pages_checkout(verl_repo, tmp_path):
