@@ -389,7 +389,8 @@ def _build(cls: type, data: dict, prefix: str = "") -> Any:
         return cls(**kwargs)
     except TypeError as e:  # a required field is missing, e.g. a module without a name
         missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-        raise ConfigError(f"option {prefix or 'settings'!r} needs {', '.join(missing) or str(e)}") from None
+        raise ConfigError(f"option {prefix or 'settings'!r} needs {', '.join(missing) or str(e)}",
+                          option=prefix or None) from None
 
 
 def find_config_file(start: Path) -> Path | None:

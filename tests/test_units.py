@@ -502,7 +502,7 @@ def test_config_file_env_and_flags(tmp_path):
         ('threshold = "high"', "option 'threshold' must be a number"),
         ("[importance]\nfeat = nan", "option 'importance.feat' must be a number, got nan"),
         ("[importance]\nbreakin = 2", "(?s)unknown option 'importance.breakin'.*importance.breaking"),
-        ('[[modules]]\npaths = ["x/**"]', "needs name"),
+        ('[[modules]]\npaths = ["x/**"]', r"option 'modules\[0\]' needs name \(in .*repobrief.toml\)"),
         ('timezone = "Mars/Base"', "option 'timezone'"),
         ('engine = "ofline"', "(?s)option 'engine' is 'ofline'; expected one of llm, offline.*did you mean 'offline'"),
         ('formats = ["md", "jsno"]', "(?s)option 'formats\\[1\\]' is 'jsno'.*did you mean 'json'"),
