@@ -935,7 +935,8 @@ def test_a_template_hint_wrapped_over_lines_is_neither_description_nor_test_evid
              {"acme/npu.py": b.lines(90)})
     d = _report(b.path, "2026-W03")
     (key,) = d["sections"]["key_changes"]["items"]
-    assert key["text"].startswith("Isolates the per-model NPU patches so that one failing model does not break the others.")
+    assert key["text"].startswith("The description says: Isolates the per-model NPU patches so that one failing model "
+                                  "does not break the others.")
     assert [r["prs"] for r in d["risks"] if r["kind"] == "missing_tests"] == [[10]]
 
 
@@ -969,7 +970,8 @@ def test_a_description_written_into_the_templates_quote_is_the_description(tmp_p
                          "### What does this PR do?\n\n> This PR resets all available vLLM rollout caches after "
                          "updating model\nweights.\n\n### Test\n\n> For changes that can not be tested by CI (e.g., "
                          "algorithm\nimplementation, new model support), validate by experiment(s) and show\nresults.\n")
-    assert key.startswith("This PR resets all available vLLM rollout caches after updating model weights."), key
+    assert key.startswith("The description says: This PR resets all available vLLM rollout caches after updating model "
+                          "weights."), key
 
 
 def test_a_migration_heading_and_its_quote_stay_inert_in_every_format(tmp_path):
