@@ -177,8 +177,6 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         add("new_module", w.new_module * 0.6, f"adds {new_src} source files")
     if body.issue_refs or pr.linked_issues or ("RFC" in pr.title and _RFC.search(pr.title)) or (
             "RFC" in body.what[:2000] and _RFC.search(body.what[:2000])):
-        # "linked": as the source links it (GitHub's linked issues, the JSON's `linked_issues`);
-        # else the body refers to it ("Fixes #12", "see #12"), which a clone's PRs only have
         # "closes": as the source links it (GitHub's linked issues, the JSON's `linked_issues`)
         # or with a closing keyword; a body's other references ("see #12") only refer to it
         refs = sorted(pr.linked_issues) or body.issue_refs

@@ -39,10 +39,14 @@ _PR_REF = re.compile(r"#\s?(\d{1,7})(?!\d)")
 _CODE_MARK = re.compile(r"`")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
 _URL_TAIL = ".,;:!?)]}>\"'，。；：！？）】」》"
-# Characters a reader does not see, and digits and number signs a reader sees as ASCII ones:
-# "#\u200b12" and "＃１２" read as "#12", and are checked as it is.
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060\ufeff]")
-_AS_ASCII = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)}, "\uff03": "#", "\ufe5f": "#"})
+# Characters a reader does not see, and the full-width and small forms of digits, letters
+# and the signs `#`, `<`, `>`, `/` a reader (or a model) reads as ASCII: "#\u200b12" and
+# "＃１２" read as "#12", "＜/ｕｎｔｒｕｓｔｅｄ＞" as "</untrusted>" (`as_read`).
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
+_AS_ASCII = str.maketrans({
+    **{chr(c): chr(c - 0xFEE0) for c in (*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B))},
+    "\uff03": "#", "\ufe5f": "#", "\uff1c": "<", "\ufe64": "<", "\uff1e": ">", "\ufe65": ">", "\uff0f": "/",
+})
 _DATE = re.compile(
     r"(?<!\d)\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?!\d)|(?<![\d.])\d{1,2}[-/]\d{1,2}(?![\d.])|\d{4}\s*年(?:\s*\d{1,2}\s*月)?(?:\s*\d{1,2}\s*[日号])?"
     r"|\d{1,2}\s*月\s*\d{1,2}\s*[日号]?|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?!\d)"
@@ -264,9 +268,9 @@ class Figure:
 
 
 def as_read(text: str) -> str:
-    """`text` as a reader reads it: without invisible characters, full-width digits and
-    number signs as ASCII ones."""
-    return _INVISIBLE.sub("", text).translate(_AS_ASCII)
+    """`text` as a reader reads it: without invisible characters, the full-width and small
+    forms `_AS_ASCII` names as ASCII (CJK punctuation stays as it is)."""
+    return text if text.isascii() else _INVISIBLE.sub("", text).translate(_AS_ASCII)
 
 
 def _strip_non_figures(text: str) -> str:

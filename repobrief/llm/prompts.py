@@ -19,25 +19,20 @@ from dataclasses import dataclass, field
 from ..analysis.files import diff_header_path
 from ..models import PRAnalysis, PullRequest
 from .client import estimate_tokens
-from .grounding import period_span
+from .grounding import as_read, period_span
 
 PROMPT_VERSION = "2026-12-04.2"
 
 LANGUAGE_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 
 _TAG_LOOKALIKE = re.compile(r"<\s*(/?)\s*untrusted", re.I)
-# What a model may read as the tags' characters: invisible ones between them are dropped,
-# full-width and small forms of `<`, `>`, `/` and the letters read as ASCII ("＜/ｕｎｔｒｕｓｔｅｄ＞").
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
-_AS_ASCII = str.maketrans({"\uff1c": "<", "\ufe64": "<", "\uff1e": ">", "\ufe65": ">", "\uff0f": "/",
-                           **{chr(c): chr(c - 0xFEE0) for c in (*range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B))}})
 
 
 def untrusted(kind: str, text: str) -> str:
     """A delimited block of third-party text; a closing tag inside it cannot end the block,
-    however it is written (`_INVISIBLE`, `_AS_ASCII`)."""
-    if not text.isascii():
-        text = _INVISIBLE.sub("", text).translate(_AS_ASCII)
+    however it is written: the text is given as a model reads it (`as_read`: no invisible
+    characters in the tag, no full-width `＜/ｕｎｔｒｕｓｔｅｄ＞`)."""
+    text = as_read(text)
     safe = _TAG_LOOKALIKE.sub(lambda m: "&lt;" + m.group(1) + "untrusted", text)
     return f'<untrusted kind="{kind}">\n{safe}\n</untrusted>'
 
