@@ -65,9 +65,21 @@ _COMPATIBLE_WORDS = ("compatib", "behavio", "change")  # one is in every match (
 _RFC = re.compile(r"\bRFC\b")
 
 
+# GitHub's closing keywords right before an issue's `#N` (or `OWNER/REPO#N`)
+_CLOSING_BEFORE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\W{0,3}(?:[\w.-]+/[\w.-]+)?$", re.I)
+
+
 def _closes(body: str, number: int) -> bool:
-    """Whether `body` closes issue `number` with one of GitHub's closing keywords ("Fixes #12")."""
-    return re.search(rf"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\W{{0,3}}(?:[\w.-]+/[\w.-]+)?#{number}\b", body, re.I) is not None
+    """Whether `body` closes issue `number` with one of GitHub's closing keywords ("Fixes #12").
+    Each `#N` is found first and the words before it are read (`conventions.issue_refs`)."""
+    ref = f"#{number}"
+    at = body.find(ref)
+    while at >= 0:
+        end = at + len(ref)
+        if not body[end:end + 1].isdigit() and _CLOSING_BEFORE.search(body, max(0, at - 60), at):
+            return True
+        at = body.find(ref, end)
+    return False
 
 
 def says_compatible(body: CleanBody) -> bool:
