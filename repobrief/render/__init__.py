@@ -43,15 +43,13 @@ def _inert(value):
 
 # What the compiled code depends on besides a template's source, which is all jinja2's
 # cache checks: autoescape and `finalize` are compiled in. Change it with the options.
-_COMPILED_WITH = "finalize=_inert"
+_COMPILED_WITH = "inert1"
 
 
 def _bytecode_cache(jinja2, autoescape: bool):
     """Compiled templates cached under the user cache dir: compiling costs more than
     rendering, and a one-week report has a one-second budget. Keyed by the options
     compiled in as well: code compiled without `_inert` would print what it removes."""
-    import hashlib
-
     from .. import __version__
     from ..output import user_cache_folder
 
@@ -60,7 +58,7 @@ def _bytecode_cache(jinja2, autoescape: bool):
         os.makedirs(folder, exist_ok=True)
     except OSError:
         return None  # read-only home: compile every time
-    key = hashlib.sha256(f"{__version__} {autoescape} {_COMPILED_WITH}".encode()).hexdigest()[:12]
+    key = f"{__version__}_{_COMPILED_WITH}_{'html' if autoescape else 'text'}"  # no hashlib: it costs an import
     return jinja2.FileSystemBytecodeCache(folder, f"__jinja2_{key}_%s.cache")
 
 
