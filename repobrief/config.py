@@ -275,10 +275,11 @@ def http_url_problem(url: str) -> str | None:
     try:
         # What the resolver will be asked: an empty label (`open..feishu.cn`), a label
         # longer than 63 characters or a space would otherwise fail deep in the send.
-        ascii_host = host.encode("idna").decode("ascii")
+        # (an ASCII name is its own: the idna codec costs imports every load of the settings pays)
+        ascii_host = host if host.isascii() else host.encode("idna").decode("ascii")
     except UnicodeError:
         ascii_host = ""
-    if not _HOST_NAME.fullmatch(ascii_host):
+    if not _HOST_NAME.fullmatch(ascii_host) or any(len(label) > 63 for label in ascii_host.split(".")):
         return f"has an invalid host name {host!r}"
     return None
 
