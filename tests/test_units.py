@@ -1595,3 +1595,8 @@ def test_the_digest_and_the_json_keep_no_control_that_moves_or_reorders_text():
     text = json.dumps({"path": "a\u202eb\u2066c\x85d — “e”"}, ensure_ascii=False)
     assert inert_json(text) == '{"path": "a\\u202eb\\u2066c\\u0085d — “e”"}'
     assert json.loads(inert_json(text)) == json.loads(text)
+    # a report's JSON is searched by bytes first: each of them is found, typographic quotes are not
+    from repobrief.render.json import _may_hold_unsafe
+
+    assert all(_may_hold_unsafe(f"x{chr(c)}y".encode()) for c in (0x85, 0x202A, 0x202E, 0x2066, 0x2069))
+    assert not _may_hold_unsafe("“q” — … ‘a’ ⁄".encode())
