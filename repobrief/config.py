@@ -103,8 +103,10 @@ class ImportanceWeights:
 
 # Where the LLM's model is set, for the hints that ask for it (`run` has no --llm-model
 # flag: name what every command reads).
-MODEL_SETTING = ("[llm] model in repobrief.toml or REPOBRIEF_LLM_MODEL; `report`, `backfill`, `site` and `batch export` "
-                 "also take --llm-model NAME")
+MODEL_SETTING = ("[llm] model in repobrief.toml (in a team config, llm = {model = \"NAME\"} in the repository's "
+                 "table) or REPOBRIEF_LLM_MODEL; `report`, `backfill`, `site` and `batch export` also take --llm-model NAME")
+# How to do without the model, for every command (`run` has no --engine flag)
+OFFLINE_INSTEAD = 'or use the offline engine (--engine offline, or engine = "offline" in the config)'
 
 
 @dataclass
@@ -229,6 +231,10 @@ class Settings:
 def check_publish_target(option: str, target: PublishTarget) -> None:
     """A ConfigError naming `option` for a target that could not post as configured: before
     any work, and never quoting the webhook's path or query (the token) or the secret."""
+    from .registry import PUBLISHERS
+
+    if target.target not in PUBLISHERS:
+        _bad(f"{option}.target", target.target, f"one of {', '.join(PUBLISHERS.names())}", PUBLISHERS.names())
     problem = target.webhook and http_url_problem(target.webhook)
     if problem:
         raise ConfigError(f"option '{option}.webhook' {problem}",
@@ -240,9 +246,7 @@ def check_publish_target(option: str, target: PublishTarget) -> None:
             _bad(f"{option}.link", target.link, "an absolute http(s) URL without spaces, "
                  "e.g. https://reports.example.com/2026-W26.html")
     if target.secret:
-        from .registry import PUBLISHERS
-
-        if target.target in PUBLISHERS and not PUBLISHERS.get(target.target).signs:
+        if not PUBLISHERS.get(target.target).signs:
             raise ConfigError(f"option '{option}.secret' is set, but {target.target} messages are not signed: "
                               "its webhook URL is its secret", f"remove secret from {option}")
 

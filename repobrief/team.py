@@ -194,7 +194,7 @@ def _load_team(path: Path, data: dict) -> Team:
     if not team.digest.languages:  # a digest in no language would be no digest at all
         raise ConfigError("option 'digest.languages' is empty; expected a list of " + ", ".join(LANGUAGES),
                           f"leave it out for {' and '.join(LANGUAGES)}, or list the languages the digest is written in")
-    from .registry import ENGINES, EXECUTORS, PUBLISHERS
+    from .registry import ENGINES, EXECUTORS
 
     if team.engine:
         _check_backend("engine", team.engine, ENGINES)
@@ -254,10 +254,9 @@ def _load_team(path: Path, data: dict) -> Team:
         if "engine" in rest:
             _check_backend(f"{where}.engine", rest["engine"], ENGINES)
         for j, target in enumerate(entry.publish):
-            _check_backend(f"{where}.publish[{j}].target", target.target, PUBLISHERS)
+            check_publish_target(f"{where}.publish[{j}]", target)  # as a repobrief.toml's targets are
             if not target.webhook.strip():
                 raise ConfigError(f"option '{where}.publish[{j}]' needs webhook", 'webhook = "https://…" (the bot\'s URL)')
-            check_publish_target(f"{where}.publish[{j}]", target)  # as a repobrief.toml's targets are
         if entry.name in names:
             raise ConfigError(f"option '{where}' repeats repositories[{names[entry.name]}] ({entry.name})",
                               "list each repository once")

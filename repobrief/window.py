@@ -168,11 +168,11 @@ def resolve_window(
     return week_or_last(week, tz, now, "--week")
 
 
-def refuse_empty(option: str, value: str | None, forms: str | None = None) -> None:
+def refuse_empty(option: str, value: str | None, forms: str | None = None, *, required: bool = False) -> None:
     """A flag given an empty value (an unset shell variable, say) is an error, not its default."""
     if value is not None and not value.strip():
-        raise UsageError(f"{option} is empty",
-                         f"give {option} a value{f' ({forms})' if forms else ''}, or leave the flag out for its default")
+        raise UsageError(f"{option} is empty", f"give {option} a value{f' ({forms})' if forms else ''}"
+                         + ("" if required else ", or leave the flag out for its default"))
 
 
 def week_or_last(text: str | None, tz: tzinfo, now: datetime, option: str) -> Window:
@@ -195,8 +195,8 @@ def week_range(first: str, last: str, tz: tzinfo, now: datetime | None = None) -
     """Every ISO week from `first` to `last` inclusive (`2024-W44`, `last`, …), up to the
     week in progress: a week that has not started would be reported as one with nothing
     merged."""
-    refuse_empty("--from", first, WEEK_FORMS)
-    refuse_empty("--to", last, WEEK_FORMS)
+    refuse_empty("--from", first, WEEK_FORMS, required=True)
+    refuse_empty("--to", last, WEEK_FORMS, required=True)
     now = (now or datetime.now(tz)).astimezone(tz)
     a, b = parse_week(first, tz, now, "--from"), parse_week(last, tz, now, "--to")
     if b.start < a.start:

@@ -369,3 +369,25 @@ def test_an_empty_repository_or_github_flag_is_refused_not_read_as_the_current_f
     assert not (small_repo / "out").exists()
     code, out, err = run_cli("report", str(small_repo), "--week", "2026-W26", "--github", "")
     assert (code, out) == (2, "") and "--github is empty" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["sync", "github:a/b", "--db", ""],
+    ["batch", "import", "results.jsonl", "--db", ""],
+    ["batch", "export", "--config", "team.toml", "--db", "", "--out", "x.jsonl"],
+    ["run", "--config", "team.toml", "--db", ""],
+])
+def test_an_empty_db_is_refused_by_every_command_that_takes_one(tmp_path, monkeypatch, argv):
+    """An unset $DB in `--db "$DB"` made sync and batch import write into the default
+    store and run go without its shared one; report refused it already."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    code, _, err = run_cli(*argv)
+    assert code == 2 and "--db is empty" in err, err
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_malformed_github_url_given_to_sync_is_a_bad_flag(tmp_path):
+    code, _, err = run_cli("sync", "github:a/b", "--since", "2026-01-01", "--github-url", "https://ghe.example.com:abc",
+                           "--db", str(tmp_path / "s.db"))
+    assert code == 2 and "--github-url has a port that is not a number" in err and not (tmp_path / "s.db").exists()

@@ -203,6 +203,7 @@ def test_backfill_without_a_model_names_what_backfill_reads(verl_repo, tmp_path)
              {"OPENAI_BASE_URL": "http://admin:pa55word@127.0.0.1:9/v1?api-key=sk-inquery1234"}, tmp_path)
     assert r.returncode == 5, r.stderr
     assert "no model is set" in r.stderr and "[llm] model" in r.stderr and "REPOBRIEF_LLM_MODEL" in r.stderr
+    assert "llm = {model = \"NAME\"} in the repository's table" in r.stderr and 'engine = "offline"' in r.stderr
     # the endpoint as it may be shown: a password in the URL or a key in its query never is
     assert "for the LLM endpoint http://admin:***@127.0.0.1:9/v1\n" in r.stderr
     assert "pa55word" not in r.stderr and "sk-inquery" not in r.stderr

@@ -507,6 +507,8 @@ def test_config_file_env_and_flags(tmp_path):
         ('engine = "ofline"', "(?s)option 'engine' is 'ofline'; expected one of llm, offline.*did you mean 'offline'"),
         ('formats = ["md", "jsno"]', "(?s)option 'formats\\[1\\]' is 'jsno'.*did you mean 'json'"),
         ("name = [", "not valid TOML"),
+        ('[[publish]]\ntarget = "feishuu"\nwebhook = "https://open.feishu.cn/x"',
+         r"(?s)option 'publish\[0\].target' is 'feishuu'.*\(in .*repobrief.toml\).*did you mean 'feishu'"),
     ],
 )
 def test_config_errors_name_the_option(tmp_path, text, message):

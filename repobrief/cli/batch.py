@@ -67,8 +67,11 @@ def export(
     """
     from ..batch import BatchExport
 
+    from ..window import refuse_empty
+
     if path is None and config is None:
         raise UsageError("give PATH (one repository) or --config team.toml (every repository of a team config)")
+    refuse_empty("--db", db)
     if out != "-" and Path(out).is_dir():
         raise UsageError(f"--out {out!r} is a folder", f"give the requests file to write, e.g. {Path(out) / 'requests.jsonl'}")
     with BatchExport(include_cached=include_cached) as export:
@@ -137,7 +140,9 @@ def import_(
     from ..config import load_settings
     from ..llm.prompts import PROMPT_VERSION
     from ..store import open_store
+    from ..window import refuse_empty
 
+    refuse_empty("--db", db)  # an unset variable would import into the default store
     settings = load_settings(None, overrides={"db": db})
     rows = list(read_jsonl(results))  # all of it before the store is touched: a corrupt file imports nothing
     if not rows:  # a batch run that failed may leave an empty file

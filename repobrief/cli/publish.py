@@ -21,7 +21,7 @@ def publish(
     webhook: str = typer.Option(None, "--webhook", help="The bot's webhook URL (env REPOBRIEF_PUBLISH_WEBHOOK; prefer the env: flags show in process lists)."),
     secret: str = typer.Option(None, "--secret", help="Signing secret for feishu, lark, dingtalk, webhook (env REPOBRIEF_PUBLISH_SECRET)."),
     link: str = typer.Option(None, "--link", help="URL of the full report for the card's button (env REPOBRIEF_PUBLISH_LINK)."),
-    config: Path = typer.Option(None, "--config", help="Config file with \\[\\[publish]] targets (default: repobrief.toml found above the current folder)."),
+    config: Path = typer.Option(None, "--config", help="Config file with \\[\\[publish]] targets (default: repobrief.toml, or a pyproject.toml with \\[tool.repobrief], found above the current folder)."),
     retries: int = typer.Option(3, "--retries", min=0, max=10, help="Retries on rate limits, 5xx answers and failed connections (never after the card was sent)."),
     timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds to wait for each answer."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),

@@ -104,6 +104,9 @@ def run(
     from ..registry import EXECUTORS
     from ..team import check_output_folders, load_team, plan_jobs, run_jobs
 
+    from ..window import refuse_empty
+
+    refuse_empty("--db", db)  # an unset variable, not the team's store or none
     check_out_folder(out)  # a bad flag, said before the config is even read
     team = load_team(config)
     ts = team.settings

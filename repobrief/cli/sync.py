@@ -19,7 +19,7 @@ def sync(
     tz: str = typer.Option(None, "--tz", help="IANA time zone --since is read in (default: config, else UTC)."),
     db: str = typer.Option(None, "--db", help="Store: a SQLite file or a database URL (default: user data dir)."),
     github_url: str = typer.Option(None, "--github-url", help="GitHub API URL (GitHub Enterprise: https://HOST/api/v3)."),
-    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml found above the current folder)."),
+    config: Path = typer.Option(None, "--config", help="Config file (default: repobrief.toml, or a pyproject.toml with \\[tool.repobrief], found above the current folder)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors and rate-limit waits on stderr."),
 ) -> None:
     """Fetch what is new or updated since the last sync; safe to interrupt and run again."""
@@ -32,7 +32,7 @@ def sync(
     from ..github.sync import SOURCE, sync_repository
     from ..sources.github import check_clone_host, parse_repository
     from ..store import open_store
-    from ..window import parse_date, parse_timezone
+    from ..window import parse_date, parse_timezone, refuse_empty
 
     try:
         repository = parse_repository(target)  # the forms `report --source github` takes, clone URLs among them
@@ -43,8 +43,12 @@ def sync(
             + "; expected github:OWNER/REPO, OWNER/REPO or a clone URL",
             "e.g. repobrief sync github:verl-project/verl (a clone's reports need no sync)",
         ) from None
+    for option, value in (("--tz", tz), ("--db", db), ("--github-url", github_url)):
+        refuse_empty(option, value)  # an unset variable, not the default store or server
     if tz:
         parse_timezone(tz)  # a bad flag is a usage error (2), before the config would call it a bad option (3)
+    if github_url:
+        normalize_api_url(github_url)  # likewise
     overrides = {"timezone": tz, "db": db, "github": {"url": github_url} if github_url else {}}
     settings = load_settings(Path.cwd(), config_file=config, overrides=overrides)
     zone = parse_timezone(tz or settings.timezone or "UTC")

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..config import MODEL_SETTING, LLMSettings, Settings
+from ..config import MODEL_SETTING, OFFLINE_INSTEAD, LLMSettings, Settings
 from ..errors import EngineError
 from ..models import Card, Item, Notice, PRAnalysis, PullRequest, Reason, Risk, Sections
 from . import Engine
@@ -69,18 +69,18 @@ def check_settings(llm: LLMSettings, *, endpoint: bool = True) -> LLMSettings:
         raise EngineError(
             "the llm engine needs an endpoint or an API key, and neither is set",
             "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local vLLM/Ollama server), or REPOBRIEF_LLM_API_KEY / "
-            "REPOBRIEF_LLM_BASE_URL, or [llm] api_key / base_url in repobrief.toml; or run with --engine offline",
+            "REPOBRIEF_LLM_BASE_URL, or [llm] api_key / base_url in repobrief.toml; " + OFFLINE_INSTEAD,
         )
     if llm.base_url and not llm.base_url.startswith(("http://", "https://")):
         raise EngineError(
             f"the LLM endpoint {public_endpoint(llm.base_url)!r} is not an http(s) URL",
-            "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL to e.g. http://127.0.0.1:8000/v1, or run with --engine offline",
+            "set OPENAI_BASE_URL / REPOBRIEF_LLM_BASE_URL to e.g. http://127.0.0.1:8000/v1, " + OFFLINE_INSTEAD,
         )
     if not llm.model:
         if llm.base_url and "api.openai.com" not in llm.base_url:
             raise EngineError(
                 f"no model is set for the LLM endpoint {public_endpoint(llm.base_url)}",
-                f"set {MODEL_SETTING}; or run with --engine offline",
+                f"set {MODEL_SETTING}; {OFFLINE_INSTEAD}",
             )
         llm = replace(llm, model=DEFAULT_OPENAI_MODEL)
     return llm.validate()  # settings built in code skip `Settings.validate`

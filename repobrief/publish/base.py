@@ -180,7 +180,7 @@ class Publisher(ABC):
         if secret and not self.signs:
             raise UsageError(
                 f"target {self.name!r} has no signing secret; its webhook URL is the secret",
-                "drop --secret (or REPOBRIEF_PUBLISH_SECRET) for this target",
+                "drop --secret for this target (REPOBRIEF_PUBLISH_SECRET goes only to the targets that sign)",
             )
         self.webhook = webhook
         self.secret = secret
