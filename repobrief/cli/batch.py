@@ -66,7 +66,6 @@ def export(
     One row per PR the llm engine would ask about, its custom_id the engine's cache key; PRs already answered in the store are left out. Export with the settings the report run will use (model, endpoint, language, time zone): the requests, and so the keys, depend on them.
     """
     from ..batch import BatchExport
-
     from ..window import refuse_empty
 
     if path is None and config is None:

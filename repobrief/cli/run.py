@@ -103,7 +103,6 @@ def run(
     """Report every repository of a team config for one week, concurrently (the longest first, by the last run's times); one failing repository does not stop the others."""
     from ..registry import EXECUTORS
     from ..team import check_output_folders, load_team, plan_jobs, run_jobs
-
     from ..window import refuse_empty
 
     refuse_empty("--db", db)  # an unset variable, not the team's store or none
