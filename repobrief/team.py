@@ -428,8 +428,24 @@ def plan_jobs(
             offline=offline,
             refresh=refresh,
         ))
+    _one_week(jobs)
     _check_names_differ(team, names, jobs)
     return jobs, failed
+
+
+def _one_week(jobs: list[RepoJob]) -> None:
+    """Every repository reports the same ISO week, each in its own time zone. `last` or
+    `this` can name different weeks in different zones (Monday 01:00 UTC is still Sunday
+    in Los Angeles): the run takes the earliest, the last week complete in all of them,
+    rather than a digest that adds two weeks together."""
+    from .window import parse_timezone, resolve_window
+
+    labels = {job.window.label for job in jobs}
+    if len(labels) > 1:
+        common = min(labels)  # YYYY-Www labels sort as their weeks do
+        for job in jobs:
+            if job.window.label != common:
+                job.window = resolve_window(common, None, None, parse_timezone(job.settings.timezone or "UTC"))
 
 
 def check_output_folders(team: Team, out: str | os.PathLike | None, digest: bool) -> None:

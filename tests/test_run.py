@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -900,3 +901,24 @@ def test_a_repository_config_given_to_run_says_so(tmp_path):
     assert code == ConfigError.exit_code
     assert f"error: unknown option 'language' (in {cfg})" in err
     assert f"hint: {cfg} looks like a repository's config, not a team config: give it to `repobrief report --config`" in err
+
+
+def test_last_week_is_one_week_for_every_time_zone_of_a_run(trio, tmp_path, monkeypatch):
+    """At Monday 01:00 UTC (the docs' schedule), `--week last` is 2026-W26 in Shanghai and
+    still 2026-W25 in Los Angeles: each repository took its own, and the digest added the
+    two weeks together as "this week". The run reports the last week complete in every zone."""
+    import repobrief.window as window
+    from repobrief.team import load_team, plan_jobs
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 6, 29, 1, 0, tzinfo=UTC).astimezone(tz)
+
+    monkeypatch.setattr(window, "datetime", Frozen)
+    cfg = write_team(tmp_path, f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\ntimezone = "Asia/Shanghai"\n'
+                               f'[[repositories]]\nsource = "{trio["beta"]}"\nname = "acme/beta"\ntimezone = "America/Los_Angeles"\n')
+    jobs, failed = plan_jobs(load_team(cfg), "last")
+    assert failed == []
+    assert [(j.window.label, str(j.window.start)) for j in jobs] == [
+        ("2026-W25", "2026-06-15 00:00:00+08:00"), ("2026-W25", "2026-06-15 00:00:00-07:00")]
