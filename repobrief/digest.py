@@ -87,6 +87,8 @@ def _repository_entry(r: dict, highlights: int) -> dict:
         "direct_commits": s.get("direct_commits", 0),
         "breaking_prs": list(s.get("breaking_prs", [])),
         "risks": [rk["kind"] for rk in r.get("risks", [])],
+        # the week still in progress, a clone nobody pulled: said of its numbers here too
+        "warnings": list(r.get("warnings", [])),
         "highlights": [
             {
                 "number": p["number"],
@@ -150,8 +152,15 @@ def build_digest(
     for e in repos:
         name, details = e["repository"], e.get("details") or {}
         for t in details.get("themes", []):
-            entry = themes.setdefault(t["key"], {"key": t["key"], "name": t["name"], "repositories": []})
-            entry["repositories"].append({"repository": name, "count": t["count"], "prs": list(t["prs"])})
+            # by the name a reader sees: one repository's "Documentation" is a folder's
+            # (module:docs), another's a title word's (term:docs)
+            entry = themes.setdefault(t["name"].casefold(), {"key": t["key"], "name": t["name"], "repositories": []})
+            mine = next((x for x in entry["repositories"] if x["repository"] == name), None)
+            if mine is None:
+                entry["repositories"].append({"repository": name, "count": t["count"], "prs": list(t["prs"])})
+            else:  # two of its own themes by that name: one entry, each PR once
+                mine["prs"] = sorted(set(mine["prs"]) | set(t["prs"]))
+                mine["count"] = len(mine["prs"])
         for rk in details.get("risks", []):
             entry = risks.setdefault(rk["kind"], {"kind": rk["kind"], "title": rk["title"], "repositories": []})
             entry["repositories"].append({"repository": name, "severity": rk["severity"], "prs": list(rk["prs"])})
@@ -242,6 +251,7 @@ def render_digest_md(d: dict) -> str:
     lines += [f"## 2. {t('highlights')}", ""]
     for r in d["repositories"]:
         lines += [f"### {_md_escape(r['repository'])}", ""]
+        lines += [*(f"> ⚠ {_md_escape(w)}" for w in r.get("warnings", [])), *([""] if r.get("warnings") else [])]
         if not r["highlights"]:  # the lines in the table were someone's: commits made without a PR
             direct = r.get("direct_commits", 0)
             lines += [t("quiet_direct", count=_num(direct)) if direct else t("quiet"), ""]
@@ -274,7 +284,8 @@ def render_digest_md(d: dict) -> str:
                               upstream=_md_escape(dep["upstream_in_run"] or "")))
     for rk in d["shared_risks"]:
         where = sep.join(
-            f"{_md_escape(x['repository'])} ({sep.join('#' + str(n) for n in x['prs'][:5])})" for x in rk["repositories"]
+            f"{_md_escape(x['repository'])} ({sep.join(['#' + str(n) for n in x['prs'][:5]] + ([t('more', count=len(x['prs']) - 5)] if len(x['prs']) > 5 else []))})"
+            for x in rk["repositories"]
         )
         lines.append("- " + t("risk_line", title=_md_escape(rk["title"]), severity=t(f"severity_{rk['severity']}"),
                               repositories=len(rk["repositories"]), where=where))

@@ -1602,3 +1602,30 @@ def test_the_digest_and_the_json_keep_no_control_that_moves_or_reorders_text():
 
     assert all(_may_hold_unsafe(f"x{chr(c)}y".encode()) for c in (0x85, 0x202A, 0x202E, 0x2066, 0x2069))
     assert not _may_hold_unsafe("“q” — … ‘a’ ⁄".encode())
+
+
+def test_the_digest_joins_themes_by_name_says_its_notes_and_counts_what_it_leaves_out():
+    """Documentation was verl's title-word theme (term:docs) and flask's folder theme
+    (module:docs): the digest found no shared theme, or listed "Documentation" twice. A
+    week still in progress read as final, and a shared risk's PRs were cut at five
+    without a word."""
+    from repobrief.digest import build_digest, render_digest_md
+
+    def report(name, themes, risk_prs, warnings=()):
+        return {"repository": name, "week": "2026-W04", "stats": {"merged_prs": 9, "contributors": 3, "lines_added": 1,
+                                                                  "lines_deleted": 1},
+                "pull_requests": [], "warnings": list(warnings),
+                "themes": [{"key": k, "name": "Documentation", "count": len(p), "prs": p} for k, p in themes],
+                "risks": [{"kind": "missing_tests", "title": "Changes without tests", "severity": "medium", "prs": risk_prs}]}
+
+    d = build_digest([report("acme/a", [("term:docs", [1, 2]), ("module:docs", [2, 3])], [1, 2, 3, 4, 5, 6, 7, 8],
+                             ["This week is still in progress."]),
+                      report("acme/b", [("module:docs", [4])], [9])], "en")
+    (theme,) = d["themes"]
+    assert theme["name"] == "Documentation" and theme["count"] == 4
+    assert theme["repositories"] == [{"repository": "acme/a", "count": 3, "prs": [1, 2, 3]},
+                                     {"repository": "acme/b", "count": 1, "prs": [4]}]
+    md = render_digest_md(d)
+    assert "- Documentation: 4 PRs in 2 repositories — acme/a (3), acme/b (1)" in md
+    assert "### acme/a\n\n> ⚠ This week is still in progress.\n" in md
+    assert "acme/a (#1, #2, #3, #4, #5, 3 more)" in md
