@@ -457,9 +457,14 @@ def check_output_folders(team: Team, out: str | os.PathLike | None, digest: bool
     folders = [] if out is not None else [("out", ts.out), *([("digest.out", ts.digest.out)] if digest else [])]
     folders += [(f"repositories[{team.position(i)}].out", e.out) for i, e in enumerate(team.entries)]
     for option, value in folders:
-        path = base / value if value else None
-        if path is not None and path.exists() and not path.is_dir():
-            raise ConfigError(f"option {option!r} is {value!r}, a file ({path}); expected a folder",
+        if not value:
+            continue
+        path = base / value
+        # the folder, or a file in the way above it ("team.toml/digest")
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise ConfigError(f"option {option!r} is {value!r}, " + (f"a file ({path})" if blocker == path else
+                              f"under a file ({blocker})") + "; expected a folder",
                               "give a folder to write the reports into (relative paths start at the team config's folder)")
 
 

@@ -926,3 +926,25 @@ def test_last_week_is_one_week_for_every_time_zone_of_a_run(trio, tmp_path, monk
     assert failed == []
     assert [(j.window.label, str(j.window.start)) for j in jobs] == [
         ("2026-W25", "2026-06-15 00:00:00+08:00"), ("2026-W25", "2026-06-15 00:00:00-07:00")]
+
+
+def test_a_digest_that_cannot_be_written_hides_no_repositorys_error_nor_the_exit_code(trio, tmp_path):
+    """The digest was written before the repositories' errors were said: one it could not
+    write ended the run with its own error (exit 1), and the failing repository's error,
+    the summary and its exit code 8 were never shown. A digest folder under a file is
+    refused up front, as a repository's folder is."""
+    (tmp_path / "afile").write_text("x")
+    body = (f'out = "out"\nformats = ["md"]\nlanguages = ["en"]\n[digest]\nout = "afile/digest"\n'
+            f'[[repositories]]\nsource = "{trio["alpha"]}"\nname = "acme/alpha"\n'
+            f'[[repositories]]\nsource = "{tmp_path / "missing"}"\nname = "acme/missing"\n')
+    cfg = write_team(tmp_path, body)
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == ConfigError.exit_code and "option 'digest.out' is 'afile/digest', under a file" in err, err
+    assert not (tmp_path / "out").exists()
+    write_team(tmp_path, body.replace('out = "afile/digest"', 'out = "dg"'))
+    (tmp_path / "dg" / "ecosystem-2026-W26.en.md").mkdir(parents=True)  # the digest's file cannot be replaced
+    code, _, err = cli(["run", "--config", str(cfg), "--week", "2026-W26", "--digest"])
+    assert code == 8, err
+    assert "error: acme/missing: path" in err and "error: digest: cannot write" in err
+    assert "1 of 2 repositories reported, 1 failed; the digest was not written" in err
+    assert (tmp_path / "out" / "acme__alpha" / "acme__alpha-2026-W26.en.md").is_file()

@@ -140,12 +140,6 @@ def run(
                            on_result=progress, options=options)
     results = sorted(failed + results, key=lambda r: r.index)
 
-    if digest:
-        # A run of some repositories (--only) updates their rows of the week's digest; the
-        # others keep theirs from the earlier digest instead of dropping out of it.
-        _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet,
-                      merge=bool(only))
-
     for r in results:  # as `report` does, even with -q; once per repository, not per language
         for w in dict.fromkeys(w for rep in r.reports.values() for w in rep.get("warnings", [])):
             typer.echo(f"warning: {r.label}: {w}", err=True)
@@ -155,7 +149,21 @@ def run(
         typer.echo(f"error: {r.label}: {r.error if not r.ok else _not_posted(r)}", err=True)
         if r.hint:
             typer.echo(f"  hint: {r.hint}", err=True)
-    _end(results, quiet)
+    digest_error = None
+    if digest:
+        # A run of some repositories (--only) updates their rows of the week's digest; the
+        # others keep theirs from the earlier digest instead of dropping out of it. Written
+        # after the repositories' errors are said: a digest that cannot be written must not
+        # hide them, nor the exit code they give.
+        try:
+            _write_digest(results, ts, out if out is not None else team.base_dir / (ts.digest.out or ts.out), quiet,
+                          merge=bool(only))
+        except RepobriefError as e:
+            digest_error = e
+            typer.echo(f"error: digest: {e.message}", err=True)
+            if e.hint:
+                typer.echo(f"  hint: {e.hint}", err=True)
+    _end(results, quiet, digest_error)
 
 
 def _not_posted(r) -> str:
@@ -164,20 +172,26 @@ def _not_posted(r) -> str:
     return f"{'card' if len(r.not_posted) == 1 else 'cards'} not confirmed: {'; '.join(r.not_posted)}"
 
 
-def _end(results, quiet: bool) -> None:
+def _end(results, quiet: bool, digest_error: RepobriefError | None = None) -> None:
     """The run's one summary line: on stderr when all went well, else as the error it ends with
-    (exit 8 when some repositories were not reported, 7 when all were but a card was not posted)."""
+    (exit 8 when some repositories were not reported, 7 when all were but a card was not posted,
+    else the digest's own error's when it could not be written)."""
     failed = sum(1 for r in results if not r.ok)
     cards = sum(len(r.not_posted) for r in results)
     summary = (f"{len(results) - failed} of {_repositories(len(results))} reported"
                + (f", {failed} failed" if failed else "")
-               + (f"; {counted(cards, 'card')} not confirmed" if cards else ""))
+               + (f"; {counted(cards, 'card')} not confirmed" if cards else "")
+               + ("; the digest was not written" if digest_error else ""))
     if failed:
         raise PartialFailure(summary, "see the errors above" if failed == len(results) else
                              "fix the failing repositories and run again with --only NAME")
     if cards:
         raise PublishError(summary, "the reports are written; fix the publish targets above and run again with "
                            "--only NAME to post the cards")
+    if digest_error:
+        ended = RepobriefError(summary, digest_error.hint)
+        ended.exit_code = digest_error.exit_code
+        raise ended
     if not quiet:
         typer.echo(summary + _into(results), err=True)
 
