@@ -168,6 +168,9 @@ class PublishTarget:
     link: str = ""
 
 
+NOT_OPTIONS = frozenset({"source_file", "given"})  # fields of Settings that no config sets
+
+
 @dataclass
 class Settings:
     name: str = ""  # owner/repo
@@ -189,6 +192,9 @@ class Settings:
     github: GitHubSettings = field(default_factory=GitHubSettings)
     publish: list[PublishTarget] = field(default_factory=list)
     source_file: str = ""  # where the file settings came from (informational)
+    # the options the file, the environment or flags set (the others are defaults): a site
+    # keeps its own language unless one is asked for
+    given: frozenset[str] = frozenset()
 
     def validate(self) -> Settings:
         self.language = normal_language(self.language)
@@ -376,7 +382,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _build(cls: type, data: dict, prefix: str = "") -> Any:
     hints = _hints(cls)
-    names = [f.name for f in dataclasses.fields(cls) if f.name != "source_file"]
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in NOT_OPTIONS]
     kwargs = {}
     for key, value in data.items():
         where = f"{prefix}.{key}" if prefix else key
@@ -464,7 +470,7 @@ def _env_overrides(env: dict[str, str], origins: dict[str, str] | None = None) -
             out.setdefault(section, {})[key] = env[var]
             origins[f"{section}.{key}"] = var
     sections = {f.name for f in dataclasses.fields(Settings) if dataclasses.is_dataclass(f.default_factory() if f.default_factory is not dataclasses.MISSING else None)}
-    scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish", "source_file"}
+    scalar = {f.name for f in dataclasses.fields(Settings)} - sections - {"modules", "themes", "labels", "publish"} - NOT_OPTIONS
     aliases = {"lang": "language", "tz": "timezone"}
     for var, value in env.items():
         if not var.startswith("REPOBRIEF_") or value == "" or var in PUBLISH_ENV or var in NON_SETTING_ENV:
@@ -542,7 +548,7 @@ def load_settings(
     data = _merge(_merge(data, env_data), flags)
     try:
         settings = _build(Settings, data)
-        settings.source_file = source
+        settings.source_file, settings.given = source, frozenset(data)
         return settings.validate()
     except ConfigError as e:
         raise _located(e, source, from_env, flags) from None

@@ -130,6 +130,9 @@ def build_site(
     check_out_folder(out)
     manifest = _read_manifest(out)
     site_lang = manifest.get("lang") or next((e.get("lang") for e in manifest["repositories"].values()), None)
+    if site_lang and site_lang != settings.language and "language" not in settings.given:
+        # A run that asks for no language (no --lang, no config's or environment's) takes the site's.
+        settings = dataclasses.replace(settings, language=site_lang)
     if site_lang and site_lang != settings.language:
         # The index, the trends pages and the week summaries are in the site's language.
         raise UsageError(

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import (
     LANGUAGES,
+    NOT_OPTIONS,
     PublishTarget,
     Settings,
     _build,
@@ -212,7 +213,7 @@ def _load_team(path: Path, data: dict) -> Team:
     sources: dict[str, list[int]] = {}  # clone path or remote source → its tables
     entries: list[RepositoryEntry] = []
     overrides: list[dict] = []
-    settings_keys = [f.name for f in dataclasses.fields(Settings) if f.name != "source_file"]
+    settings_keys = [f.name for f in dataclasses.fields(Settings) if f.name not in NOT_OPTIONS]
     for i, raw in enumerate(team.repositories):
         where = f"repositories[{i}]"
         if not isinstance(raw, dict):

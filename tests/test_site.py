@@ -44,6 +44,11 @@ def test_a_site_stays_in_one_language(tmp_path):
     assert code == 2
     assert "is in 'en'" in err and "--lang en" in err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    # a run that asks for no language (the docs' weekly cron line) takes the site's, as it takes its time zone
+    code, _, err = run_cli("site", str(tmp_path / "two"), "--name", "acme/two", "--until-week", "2026-W26", "--weeks", "1",
+                           "--out", str(out), "-q")
+    assert code == 0, err
+    assert json.loads((out / "acme/two/2026-W26.json").read_text(encoding="utf-8"))["language"] == "en"
 
 
 def test_a_failed_write_leaves_the_site_as_it_was_and_running_again_works(tmp_path):
