@@ -165,7 +165,7 @@ def test_publish_cli_one_failing_target_does_not_stop_the_others(week26, server,
     assert code == 7
     assert len(feishu.received) == 1 and "posted verl-project/verl 2026-W26 to feishu" in err
     assert "no webhook URL for target 'wecom'" in err and "slack webhook at http://127.0.0.1:" in err
-    assert "error: 2 of 3 targets failed (wecom, slack)" in err
+    assert "error: 2 of 3 targets failed (wecom, slack)" in err and "post to each again with --target NAME" in err
 
 
 def test_publish_cli_failure_exit_code_and_message(week26, server):

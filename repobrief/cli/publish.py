@@ -56,7 +56,9 @@ def publish(
                 typer.echo(f"posted {report.repository} {report.week} to {result.target} at {result.host}{tries}", err=True)
     if failures:
         names = ", ".join(name for name, _ in failures)
-        raise PublishError(f"{len(failures)} of {len(targets)} targets failed ({names})")
+        raise PublishError(f"{len(failures)} of {len(targets)} targets failed ({names})",
+                           "post to each again with --target NAME: publish without --target posts to every "
+                           "target again, the ones that took the card too")
 
 
 class _Progress:

@@ -186,8 +186,9 @@ def _end(results, quiet: bool, digest_error: RepobriefError | None = None) -> No
         raise PartialFailure(summary, "see the errors above" if failed == len(results) else
                              "fix the failing repositories and run again with --only NAME")
     if cards:
-        raise PublishError(summary, "the reports are written; fix the publish targets above and run again with "
-                           "--only NAME to post the cards")
+        raise PublishError(summary, "the reports are written; fix the publish targets above, then post each card "
+                           "that failed with `repobrief publish REPORT.json --target TARGET --webhook URL` "
+                           "(running again with --only NAME posts to all of its targets again)")
     if digest_error:
         ended = RepobriefError(summary, digest_error.hint)
         ended.exit_code = digest_error.exit_code
