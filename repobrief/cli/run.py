@@ -187,7 +187,7 @@ def _end(results, quiet: bool, digest_error: RepobriefError | None = None) -> No
                              "fix the failing repositories and run again with --only NAME")
     if cards:
         raise PublishError(summary, "the reports are written; fix the publish targets above, then post each card "
-                           "that failed with `repobrief publish REPORT.json --target TARGET --webhook URL` "
+                           "not confirmed with `repobrief publish REPORT.json --target TARGET --webhook URL` "
                            "(running again with --only NAME posts to all of its targets again)")
     if digest_error:
         ended = RepobriefError(summary, digest_error.hint)
