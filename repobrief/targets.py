@@ -17,7 +17,8 @@ from .registry import SOURCES
 if TYPE_CHECKING:
     from .config import Settings
 
-_GITHUB_URL = re.compile(r"(?:https?://(?:www\.)?github\.com/|git@github\.com:|ssh://git@github\.com/)[^/\s]+/[^/\s]+$")
+# a clone URL on any server (GitHub Enterprise, GitLab, …), which no local path looks like
+_CLONE_URL = re.compile(r"(?:https?://[^/\s]+/|git@[^:\s]+:|ssh://git@[^/\s]+/)[^/\s]+/[^/\s]+$")
 
 
 def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
@@ -31,8 +32,8 @@ def resolve_target(target: str, source: str | None = None) -> tuple[str, str]:
                          "give a clone's path ('.' for the current folder) or github:OWNER/REPO")
     if source is not None and source not in SOURCES:
         SOURCES.get(source)  # raises: unknown source, with the valid ones
-    if source in (None, "github") and _GITHUB_URL.match(target) and not Path(target).exists():
-        return "github", target  # a clone URL names the repository on GitHub, as for `sync`
+    if source in (None, "github") and _CLONE_URL.match(target) and not Path(target).exists():
+        return "github", target  # a clone URL names the repository on its server, as for `sync` (another host is refused there)
     if ":" in target and not Path(target).exists():
         scheme, _, rest = target.partition(":")
         if scheme in SOURCES and not (len(scheme) == 1 and rest.startswith(("\\", "/"))):

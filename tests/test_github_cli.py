@@ -217,6 +217,13 @@ def test_sync_takes_a_clone_url_as_report_does(server, tmp_path):
     gitlab = run(["sync", "https://gitlab.com/acme/app.git", "--since", "2026-06-15", "--db", db], tmp_path)
     assert gitlab.returncode == 2 and "is on gitlab.com, a GitLab server: repobrief reads the GitHub API only" in gitlab.stderr
     assert "git clone https://gitlab.com/acme/app.git" in gitlab.stderr and "--github-url" not in gitlab.stderr
+    # report reads such a URL as sync does: not as a local path ("path 'https:/ghe…' does not exist"),
+    # and not from a store synced from another server either
+    for argv in (["report", "https://ghe.example.com/verl-project/verl.git", "--week", "2026-W26"],
+                 ["report", "git@ghe.example.com:verl-project/verl.git", "--week", "2026-W26", "--source", "github",
+                  "--offline", "--db", db]):
+        other = run(argv, tmp_path)
+        assert other.returncode == 2 and "the clone URL is on ghe.example.com" in other.stderr, other.stderr
     (tmp_path / "clone").mkdir()
     folder = run(["sync", str(tmp_path / "clone"), "--db", db], tmp_path)
     assert folder.returncode == 2 and "it is a local folder, and sync reads GitHub" in folder.stderr

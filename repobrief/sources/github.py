@@ -98,6 +98,9 @@ class GitHubSource(Source):
         self.repository = parse_repository(location)
         self.location = location
         self.settings = settings
+        # a clone URL names its server: one that is not the API's is another GitHub's
+        # repository, whose PRs neither the API nor the store (offline) holds
+        check_clone_host(location, settings.github.url if settings is not None else None)
         self.store = store
         self.offline = offline
         self._on_wait = on_wait or _announce
@@ -137,7 +140,6 @@ class GitHubSource(Source):
             from ..github.pulls import SEARCH_CAP, PullRequestFetcher
 
             url = normalize_api_url(self.settings.github.url)
-            check_clone_host(self.location, url)
             token = resolve_token(self.settings.github.token, url)
             gh = self.settings.github
             self._client = client = GitHubClient(
