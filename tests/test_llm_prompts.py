@@ -180,3 +180,16 @@ def test_the_week_composer_is_told_which_prs_give_migration_notes():
                          merged_at=datetime(2026, 6, 25, tzinfo=UTC), body=noted.body)
     view.prs = [revert, plain]
     assert "migration_notes" not in build_compose_input(view, "en", json_schema(SectionsOut))[1]["content"]
+
+
+def test_a_summary_that_says_nothing_breaks_denies_the_breaking_change():
+    """"Nothing in this week breaks users" passed over a breaking PR; "no breaking changes"
+    did not. A sentence about one cited PR is still about that PR."""
+    from repobrief.llm.grounding import denies_breaking
+
+    for text in ("Nothing in this week breaks users.", "None of the changes breaks existing setups.",
+                 "There are no breaking changes this week.", "本周没有破坏性变更。"):
+        assert denies_breaking(text), text
+    for text in ("#12 adds X, and nothing in it breaks users.", "Upgrade carefully: #6823 breaks old configs.",
+                 "Nothing else stands out."):
+        assert not denies_breaking(text), text

@@ -326,6 +326,9 @@ _NO_RISKS = re.compile(
 _NO_BREAKING = re.compile(
     r"\b(?:no|zero|not\s+any|without\s+(?:any\s+)?)\s+(?:(?:notable|significant|major|known|new)\s+)?"
     r"(?:breaking(?:\s+changes?)?|backward[- ]incompatible\s+changes?|compatibility\s+breaks?)\b"
+    # "nothing in this week breaks users", "none of the changes breaks existing setups"
+    r"|\b(?:nothing|none\s+of\s+(?:the|these|this\s+week's)\s+(?:changes|PRs|pull\s+requests))\s+(?:[\w']+\s+){0,4}?"
+    r"(?:breaks?|is\s+breaking|are\s+breaking)\b"
     r"|(?:无|没有|暂无|未发现|不存在|并无|尚无)(?:任何)?的?(?:破坏性变更|破坏性改动|不兼容变更|不兼容改动|breaking\s*change)",
     re.I,
 )
