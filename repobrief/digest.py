@@ -228,6 +228,14 @@ def _md_escape(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", inert_text(text).replace("\n", " "))
 
 
+def _first_prs(numbers: list[int], sep: str, t, shown: int = 5) -> str:
+    """`#1, #2, #3, #4, #5, 3 more`: a list cut at `shown` says how many it left out."""
+    refs = [f"#{n}" for n in numbers[:shown]]
+    if len(numbers) > shown:
+        refs.append(t("more", count=len(numbers) - shown))
+    return sep.join(refs)
+
+
 def render_digest_md(d: dict) -> str:
     """The digest as Markdown."""
     cat = catalog(d["language"])
@@ -283,10 +291,7 @@ def render_digest_md(d: dict) -> str:
         lines.append("- " + t(key, package=_md_escape(dep["package"]), repositories=len(dep["repositories"]), prs=where,
                               upstream=_md_escape(dep["upstream_in_run"] or "")))
     for rk in d["shared_risks"]:
-        where = sep.join(
-            f"{_md_escape(x['repository'])} ({sep.join(['#' + str(n) for n in x['prs'][:5]] + ([t('more', count=len(x['prs']) - 5)] if len(x['prs']) > 5 else []))})"
-            for x in rk["repositories"]
-        )
+        where = sep.join(f"{_md_escape(x['repository'])} ({_first_prs(x['prs'], sep, t)})" for x in rk["repositories"])
         lines.append("- " + t("risk_line", title=_md_escape(rk["title"]), severity=t(f"severity_{rk['severity']}"),
                               repositories=len(rk["repositories"]), where=where))
     if d["shared_risks"] or d["dependencies"]:
