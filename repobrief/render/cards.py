@@ -7,11 +7,11 @@ renderer registry's `(report) -> str` shape). Publishers post the same dicts.
 
 PR titles reach the card through its highlight and risk lines, so every line is
 first rid of control and bidirectional characters (`inert_text`: a path or a name
-taken from a folder can hold them), then made inert in the platform's own syntax: Feishu gets `plain_text`, Slack gets
-`&`, `<`, `>` escaped (its only control characters), the Markdown platforms get
-the Markdown report's escaping (`render.markdown.md_text`: no links, images,
-raw HTML, emphasis or code spans, identifiers like `use_v1` left readable). Each platform has
-a size limit; lines are shortened (at a character boundary, with "…") until the
+taken from a folder can hold them), then made inert in the platform's own syntax:
+Feishu gets `plain_text`, Slack gets `&`, `<`, `>` escaped (its only control
+characters), the Markdown platforms get the Markdown report's escaping
+(`render.markdown.md_text`: no links, images, raw HTML or emphasis; a bare URL in
+a code span; identifiers like `use_v1` left readable). Each platform has a size limit; lines are shortened (at a character boundary, with "…") until the
 payload fits, never cut in the middle of a character or an escape.
 """
 
