@@ -451,3 +451,40 @@ def test_store_exists_and_a_new_store_says_so(tmp_path):
     assert not again.new
     again.close()
     assert store_exists("postgresql://u@127.0.0.1:1/db")  # a server is taken to hold a store
+
+
+def test_a_write_that_waits_for_another_process_says_so(tmp_path, monkeypatch, capsys):
+    """A store another process was writing to was waited on for up to 30 s in silence:
+    a command that seemed to hang. After a few seconds the wait is said on stderr, and
+    the write goes through once the lock is released."""
+    import sqlite3
+    import threading
+
+    import repobrief.store as store_module
+
+    monkeypatch.setattr(store_module, "WAIT_NOTE_AFTER", 0.2)
+    db = tmp_path / "rb.db"
+    open_store(db).close()
+    locked, release = threading.Event(), threading.Event()
+
+    def other_process() -> None:  # a writer holding the lock (its own connection, in its own thread)
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        locked.set()
+        release.wait(10)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=other_process)
+    holder.start()
+    locked.wait(5)
+    threading.Timer(1.0, release.set).start()
+    with open_store(db) as store:
+        store.save_report("o/r", "2026-W26", "en", "md", "kept")
+        assert store.load_report("o/r", "2026-W26", "en", "md") == "kept"
+    holder.join()
+    err = capsys.readouterr().err
+    assert err.count("store: still waiting to save a report in ") == 1 and "another process" in err, err
+    with open_store(db) as store:  # a write that does not wait says nothing
+        store.save_report("o/r", "2026-W27", "en", "md", "x")
+    assert capsys.readouterr().err == ""

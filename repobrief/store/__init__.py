@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -29,6 +30,8 @@ from typing import Any, overload
 from ..errors import StoreError
 from ..models import PRAnalysis, PullRequest
 from ..redact import PASSWORD, mask_text, mask_url
+
+WAIT_NOTE_AFTER = 5.0  # seconds a write waits for another process's lock before it says so
 
 __all__ = [
     "CacheEntry",
@@ -173,11 +176,22 @@ class Store:
     def _tx(self, what: str) -> Iterator[Any]:
         from sqlalchemy.exc import SQLAlchemyError
 
+        # A write waits up to 30 s for another process's lock, in silence: a command that
+        # seems to hang says why after a few seconds.
+        timer = threading.Timer(WAIT_NOTE_AFTER, self._say_waiting, args=(what,))
+        timer.daemon = True
+        timer.start()
         try:
             with self._engine.begin() as conn:
                 yield conn
         except SQLAlchemyError as e:
             raise _store_error(f"cannot {what} in the store {self.display}", e) from None
+        finally:
+            timer.cancel()
+
+    def _say_waiting(self, what: str) -> None:
+        print(f"store: still waiting to {what} in {self.display} after {WAIT_NOTE_AFTER:g} s: another process "
+              "may be writing to it (a store locked for 30 s is given up)", file=sys.stderr, flush=True)
 
     def _upsert(self, conn, table, rows: list[dict], keys: list[str], update: list[str] | None = None,
                 where: Callable[[Any], Any] | None = None) -> None:
