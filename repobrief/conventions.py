@@ -290,6 +290,7 @@ class CleanBody:
     breaking_note: str | None = None
     checked: list[str] = field(default_factory=list)
     issue_refs: list[int] = field(default_factory=list)
+    closes: list[int] = field(default_factory=list)  # those of `issue_refs` a closing keyword names ("Fixes #12")
     headings: list[str] = field(default_factory=list)
     # The section telling users what to change: (its heading as written, its text with
     # the subsections under it), when the body has one that says more than "None".
@@ -322,14 +323,20 @@ def _collapsed_len(text: str) -> int:
 _HASH_NUMBER = re.compile("#" + NUMBER)
 _ISSUE_URL = re.compile("/issues/" + NUMBER)
 _REF_BEFORE = re.compile(r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|related(?: to)?|refs?|see|issues?|rfc)\W{0,3}(?:[\w.-]+/[\w.-]+)?$", re.I)
+_CLOSING = re.compile(r"(?<!\w)(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b", re.I)  # GitHub's closing keywords
 
 
-def issue_refs(body: str) -> list[int]:
+def issue_refs(body: str) -> tuple[list[int], list[int]]:
+    """The issues `body` refers to, and those of them a closing keyword names ("Fixes #12")."""
     refs = {int(n) for n in _ISSUE_URL.findall(body)} if "/issues/" in body else set()
+    closes: set[int] = set()
     for m in _HASH_NUMBER.finditer(body) if "#" in body else ():
-        if _REF_BEFORE.search(body, max(0, m.start() - 60), m.start()):
+        before = _REF_BEFORE.search(body, max(0, m.start() - 60), m.start())
+        if before:
             refs.add(int(m.group(1)))
-    return sorted(refs)
+            if _CLOSING.match(body, before.start()):
+                closes.add(int(m.group(1)))
+    return sorted(refs), sorted(closes)
 
 
 # The lines that shape a body: code fences, headings and checklist items. Only these
@@ -430,7 +437,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
                 for name, pieces in sections]
     text, what, tests, headings = sort_sections(contents, [level for level, _ in marks])
     footer = _BREAKING_FOOTER.search("\n" + body) if "BREAKING" in body else None
-    refs = issue_refs(body)
+    refs, closes = issue_refs(body)
     notes = (_migration_notes(sections, contents, marks) if len(contents) > 1 else None) or _labelled_notes(contents)
     # A "Breaking changes" section that says what breaks declares it as a footer does.
     section = (inert_text(_opening(notes[1]))[:200] or notes[0]
@@ -442,6 +449,7 @@ def clean_body(body: str, max_chars: int = 200_000) -> CleanBody:
         breaking_note=inert_text(footer.group(1).strip()) if footer else None,
         checked=checked,
         issue_refs=refs,
+        closes=closes,
         headings=headings,
         migration=notes,
         breaking_section=section,

@@ -530,7 +530,7 @@ def test_an_issue_is_said_to_be_resolved_only_when_the_pr_closes_it(verl_repo):
     and the importance term said "linked to #N" of any issue a body named ("see #12"),
     which the summary then said the PR "resolves". Now a term says "closes #N" for a
     closing keyword (#6572: "Closes #6570"), else "refers to #N", and the text follows it."""
-    from repobrief.analysis.scoring import _closes
+    from repobrief.conventions import clean_body
 
     code, out, _ = run_cli("report", str(verl_repo), *VERL, "--lang", "en", "--format", "json", "-q")
     assert code == 0
@@ -539,5 +539,6 @@ def test_an_issue_is_said_to_be_resolved_only_when_the_pr_closes_it(verl_repo):
     assert pr["linked_issues"] == []
     assert {"code": "linked_issue", "points": 0.4, "text": "closes #6570"} in pr["importance_terms"]
     assert "(#6572), which touches configuration files and resolves a tracked issue" in report["sections"]["summary"]["text"]
-    assert _closes("Fixes: #12 and see #13", 12) and _closes("resolves owner/repo#12", 12)
-    assert not _closes("Fixes: #12 and see #13", 13) and not _closes("Related to #12", 12)
+    assert clean_body("Fixes: #12 and see #13").closes == [12] and clean_body("resolves owner/repo#12").closes == [12]
+    assert clean_body("Related to #12").closes == [] and clean_body("Related to #12").issue_refs == [12]
+    assert clean_body("prefixes #12").closes == []  # a keyword is a word of its own

@@ -65,23 +65,6 @@ _COMPATIBLE_WORDS = ("compatib", "behavio", "change")  # one is in every match (
 _RFC = re.compile(r"\bRFC\b")
 
 
-# GitHub's closing keywords right before an issue's `#N` (or `OWNER/REPO#N`)
-_CLOSING_BEFORE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\W{0,3}(?:[\w.-]+/[\w.-]+)?$", re.I)
-
-
-def _closes(body: str, number: int) -> bool:
-    """Whether `body` closes issue `number` with one of GitHub's closing keywords ("Fixes #12").
-    Each `#N` is found first and the words before it are read (`conventions.issue_refs`)."""
-    ref = f"#{number}"
-    at = body.find(ref)
-    while at >= 0:
-        end = at + len(ref)
-        if not body[end:end + 1].isdigit() and _CLOSING_BEFORE.search(body, max(0, at - 60), at):
-            return True
-        at = body.find(ref, end)
-    return False
-
-
 def says_compatible(body: CleanBody) -> bool:
     """Whether the description says existing behaviour is kept (see `_COMPATIBLE`), not
     that it is not ("not fully compatible", "no longer backward compatible")."""
@@ -192,7 +175,7 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         # "closes": as the source links it (GitHub's linked issues, the JSON's `linked_issues`)
         # or with a closing keyword; a body's other references ("see #12") only refer to it
         refs = sorted(pr.linked_issues) or body.issue_refs
-        said = "closes" if pr.linked_issues or (refs and _closes(pr.body or "", refs[0])) else "refers to"
+        said = "closes" if pr.linked_issues or (refs and refs[0] in body.closes) else "refers to"
         add("linked_issue", w.linked_issue, f"{said} {'#' + str(refs[0]) if refs else 'an RFC'}")
     if pr.discussion_known:
         from .discussion import discussion_activity

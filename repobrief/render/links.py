@@ -38,10 +38,13 @@ def checked_link(url: str, option: str) -> str:
 
     link = safe_link(url)
     if link is None:
-        problem = http_url_problem(url.strip())  # a port out of range, a bad host name
-        why = "contains a space or a control character" if any(ord(c) <= 0x20 for c in url.strip()) else \
-            problem if problem and problem != "is not an http(s) URL" else "is not an absolute http(s) URL"
-        raise UsageError(f"{option} {url.strip()!r} {why}; give the full address, e.g. "
+        text = url.strip()
+        if any(ord(c) <= 0x20 for c in text):
+            why = "contains a space or a control character"
+        else:  # an http(s) URL's own problem (a port out of range, a bad host name), if it is one
+            why = (text.lower().startswith(("http://", "https://")) and http_url_problem(text)) or \
+                "is not an absolute http(s) URL"
+        raise UsageError(f"{option} {text!r} {why}; give the full address, e.g. "
                          "https://reports.example.com/2026-W26.html (a space is written %20)")
     return link
 
