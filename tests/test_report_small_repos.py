@@ -991,3 +991,30 @@ def test_a_migration_heading_and_its_quote_stay_inert_in_every_format(tmp_path):
     assert "Its migration notes (" in md and "Rename `sched`" in md
     for text in (md, html):
         assert "\x1b" not in text and "<script>alert" not in text and "<img src=x" not in text
+
+
+def test_a_table_row_of_a_title_only_pr_says_what_kind_of_change_it_is_not_its_title_again(tmp_path):
+    """A PR whose description states no change of its own had its gist repeated as its key
+    contribution (597 of 868 verl rows in English). The row now says the kind of change,
+    where and how large it is, and why it ranks; a PR whose description says more keeps it."""
+    b = GitRepoBuilder(tmp_path / "repo")
+    core = "pkg/engine"
+    b.commit("initial", "2026-01-05T10:00:00+00:00", {f"{core}/main.py": b.lines(400), "pkg/app.py": b.lines(40)})
+    b.commit("[engine] fix: step the engine once (#10)", "2026-01-13T09:00:00+00:00", {f"{core}/main.py": b.lines(460)})
+    b.commit("[engine] feat: add a scheduler (#11)\n\nThis PR adds a cosine scheduler that warms the rate up over the "
+             "first steps.", "2026-01-14T09:00:00+00:00", {f"{core}/sched.py": b.lines(300)})
+    (b.path / "repobrief.toml").write_text(f'core_paths = ["{core}"]\nthreshold = 0\n', encoding="utf-8")
+    rows = {}
+    for lang in ("en", "zh"):
+        code, out, err = run_cli("report", str(b.path), "--config", str(b.path / "repobrief.toml"), "--name", "acme/pkg",
+                                 "--week", "2026-W03", "--lang", lang, "--format", "json", "-q")
+        assert code == 0, err
+        d = json.loads(out)
+        rows[lang] = {r["number"]: r for r in d["sections"]["table"]["rows"]}
+        lines = next(p["lines_added"] + p["lines_deleted"] for p in d["pull_requests"] if p["number"] == 10)
+    assert rows["en"][10]["key_contribution"] == f"Fix in engine, {lines} lines; touches the core path {core}"
+    assert rows["zh"][10]["key_contribution"] == f"问题修复（engine），{lines}行；涉及核心路径{core}"
+    assert rows["en"][10]["gist"] == "Step the engine once"
+    # the description's own statement stays, in the table as in the PR's analysis
+    assert rows["en"][11]["key_contribution"].startswith("This PR adds a cosine scheduler")
+    assert rows["zh"][11]["key_contribution"].startswith("新功能：This PR adds a cosine scheduler")

@@ -734,8 +734,32 @@ def table(facts: WeekFacts) -> list[TableRow]:
             gist = a.gist
             if p.number in facts.reverted_by:
                 gist = facts.catalog.t("table.reverted", gist=gist, number=facts.reverted_by[p.number])
-            rows.append(TableRow(p.number, gist, a.importance, a.key_contribution, p.url))
+            rows.append(TableRow(p.number, gist, a.importance, table_contribution(facts, p, a), p.url))
     return rows
+
+
+def table_contribution(facts: WeekFacts, p: PullRequest, a: PRAnalysis) -> str:
+    """A table row's key contribution: the analysis's, unless it only repeats the gist in
+    the cell beside it (a PR whose description states no change of its own), then what
+    kind of change it is, where, how large, and why it ranks: "Fix in megatron, 56 lines;
+    touches the core path verl/workers"."""
+    cat = facts.catalog
+    kind = cat.type_name(a.type)
+    if a.key_contribution != cat.t("contribution.default", type=kind, text=a.gist):
+        return a.key_contribution
+    kind = cat.t("contribution.change") if a.type == "other" else kind[:1].upper() + kind[1:]
+    lead = cat.t("contribution.lead_in", type=kind, modules=cat.join(a.modules[:2])) if a.modules else kind
+    if p.lines_known and p.files:
+        lead = cat.t("contribution.lead_lines", lead=lead, lines=cat.num(p.lines))
+    said = _NOT_WHY | {"modules"} if len(a.modules) <= 2 else _NOT_WHY  # the lead names them
+    if not any(r.code.split(":", 1)[0] not in said for r in a.importance_reasons):
+        return lead  # nothing but what the lead says: the fallback clause would say the type again
+    why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
+    return cat.t("contribution.facts", lead=lead, why=why)
+
+
+# Terms the lead of a table's contribution says already (type, size), or too small to rank by.
+_NOT_WHY = frozenset({"type", "size", "files", "minor_only", "clamp"})
 
 
 def recommendations(facts: WeekFacts) -> list[Item]:
