@@ -246,11 +246,14 @@ def check_publish_target(option: str, target: PublishTarget) -> None:
         raise ConfigError(f"option '{option}.webhook' {problem}",
                           "copy the whole URL from the bot's settings, starting with https://")
     if target.link:
-        from .render.links import safe_link
+        from .render.links import link_too_long, safe_link
 
         if safe_link(target.link) is None:  # the card would go out without its button
             _bad(f"{option}.link", target.link, "an absolute http(s) URL without spaces, "
                  "e.g. https://reports.example.com/2026-W26.html")
+        too_long = link_too_long(target.link)
+        if too_long:
+            raise ConfigError(f"option '{option}.link' {too_long}", "link to a shorter address", option=f"{option}.link")
     if target.secret:
         if not PUBLISHERS.get(target.target).signs:
             raise ConfigError(f"option '{option}.secret' is set, but {target.target} messages are not signed: "

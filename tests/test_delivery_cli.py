@@ -493,14 +493,19 @@ def test_site_from_the_github_api(tmp_path, monkeypatch):
     assert TOKEN not in err
 
 
+@pytest.mark.parametrize("kind", ["no scheme", "too long"])
 @pytest.mark.parametrize("where", ["flag", "environment", "config"])
-def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_path, monkeypatch, where):
+def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_path, monkeypatch, where, kind):
     """A link without its scheme would be dropped from the card: the card would go out
-    without its "Full report" button. It is an error naming where the link came from."""
+    without its "Full report" button. One of 3,000 characters or more was dropped from
+    Slack's card too, and made WeCom's cut every line to a few characters and still go
+    over its 4,096 bytes. Either is an error naming where the link came from."""
     server.clear()
     receiver = Receiver("slack")
     server.expect_request(f"/services/T/B/{TOKEN}", method="POST").respond_with_handler(receiver)
-    url, bad = server.url_for(f"/services/T/B/{TOKEN}"), "reports.example.com/verl/2026-W26.html"
+    url = server.url_for(f"/services/T/B/{TOKEN}")
+    bad = "reports.example.com/verl/2026-W26.html" if kind == "no scheme" else \
+        f"https://reports.example.com/{'a' * 2000}.html"
     monkeypatch.chdir(tmp_path)
     args = ["publish", str(week26[".json"])]
     if where == "config":
@@ -514,7 +519,8 @@ def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_p
     code, out, err = run(args)
     named = {"flag": "--link", "environment": "REPOBRIEF_PUBLISH_LINK", "config": "option 'publish[0].link'"}[where]
     assert (code, receiver.received) == (3 if where == "config" else 2, [])
-    assert named in err and bad in err and TOKEN not in out + err
+    assert named in err and TOKEN not in out + err
+    assert (bad in err) if kind == "no scheme" else ("2,033 characters long" in err and "at most 2,000" in err)
 
 
 def test_help_shows_config_table_names():

@@ -52,14 +52,22 @@ def receiver(server):
 
 
 def no_sleep(seconds: float) -> None:
+    """Sleeps no time, but the publishers' clock (`slept_clock`) moves on by it."""
     no_sleep.calls.append(seconds)
+    no_sleep.slept += seconds
 
 
 no_sleep.calls = []
+no_sleep.slept = 0.0
+
+
+def slept_clock() -> float:
+    return time.time() + no_sleep.slept
 
 
 def post(platform, url, secret="", lang="en", **kw):
     kw.setdefault("sleep", no_sleep)
+    kw.setdefault("clock", slept_clock)
     kw.setdefault("backoff", 0.01)
     return publish(sample_report(lang, hostile=True), PublishTarget(platform, url, secret), **kw)
 
@@ -312,7 +320,7 @@ def test_a_retry_after_beyond_the_cap_gives_up_at_once(receiver):
 
 def test_a_retry_after_date_is_honoured(receiver):
     r, url = receiver("slack")
-    when = email.utils.formatdate(time.time() + 600, usegmt=True)  # ten minutes: beyond the cap
+    when = email.utils.formatdate(slept_clock() + 600, usegmt=True)  # ten minutes: beyond the cap
     r.script = [Response("rate_limited", 429, headers={"Retry-After": when})]
     no_sleep.calls.clear()
     with pytest.raises(PublishError) as e:
@@ -357,3 +365,55 @@ def test_a_slack_404_hint_does_not_ask_for_a_secret_slack_has_none(receiver):
         post("slack", url)
     assert "HTTP 404 no_service" in str(e.value)
     assert "webhook URL" in e.value.hint and "secret" not in e.value.hint
+
+
+# ------------------------------------------------------------------ pacing
+
+
+def test_the_21st_card_to_one_dingtalk_robot_in_a_minute_waits_for_a_slot(receiver, caplog):
+    """DingTalk takes 20 messages a minute per robot and then blocks it for ten minutes:
+    `run` over 25 repositories posted all their cards at once, and 5 failed. The 21st post
+    now waits until the first is a minute old, and says why."""
+    r, url = receiver("dingtalk", SECRET)
+    no_sleep.calls.clear()
+    with caplog.at_level(logging.WARNING, logger="repobrief.publish"):
+        for _ in range(21):
+            post("dingtalk", url, SECRET)
+    assert len(r.received) == 21 and r.refusals == []
+    assert len(no_sleep.calls) == 1 and 30 < no_sleep.calls[0] <= 60, no_sleep.calls  # until the first is 60 s old
+    assert "DingTalk takes 20 messages a minute per robot" in caplog.text and TOKEN not in caplog.text
+
+
+def test_a_robots_post_times_are_shared_by_every_process_and_hold_no_secret(tmp_path):
+    """The times are kept in a file other processes read: a `publish` run after a `run`
+    (or another worker of the same run) waits for the same robot's slots. The file is
+    named by a hash of the webhook URL and holds nothing but times."""
+    import subprocess
+    import sys
+
+    from repobrief.publish.pacing import take_slot
+
+    hook = f"https://oapi.dingtalk.com/robot/send?access_token={TOKEN}"
+    for at in (1000.0, 1000.1, 1000.2):  # three posts in this process, on a clock of the test's
+        take_slot(hook, ((3, 2.0),), clock=lambda at=at: at, sleep=no_sleep, why="test", folder=tmp_path)
+    # a fourth from another process, at 1000.5: it waits until the first is 2 s old
+    code = ("import sys; from pathlib import Path; from repobrief.publish.pacing import take_slot; "
+            "take_slot(sys.argv[1], ((3, 2.0),), clock=lambda: 1000.5, sleep=lambda s: print(f'{s:.3f}'), "
+            "why='test', folder=Path(sys.argv[2]))")
+    waited = subprocess.run([sys.executable, "-c", code, hook, str(tmp_path)], check=True, timeout=60,
+                            capture_output=True, text=True).stdout.split()
+    assert waited == ["1.500"]
+    (kept,) = list(tmp_path.iterdir())
+    assert TOKEN not in kept.name and "dingtalk" not in kept.read_text()
+
+
+def test_a_blocked_dingtalk_robot_is_said_and_not_retried(receiver):
+    """130101 ("send too fast") blocks the robot for ten minutes: retrying after 1, 2 and 4
+    seconds only added requests."""
+    r, url = receiver("dingtalk", SECRET)
+    r.script = [json_response({"errcode": 130101, "errmsg": "send too fast, exceed 20 times per minute"})]
+    no_sleep.calls.clear()
+    with pytest.raises(PublishError) as e:
+        post("dingtalk", url, SECRET)
+    assert len(r.received) == 1 and no_sleep.calls == []
+    assert "code 130101" in str(e.value) and "10 minutes" in e.value.hint

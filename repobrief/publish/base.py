@@ -35,6 +35,7 @@ from ..errors import PublishError, UsageError
 from ..models import Report
 from ..netcause import dns_failure, lookup_unavailable
 from ..retry_after import retry_after_seconds
+from .pacing import Window, take_slot
 
 log = logging.getLogger("repobrief.publish")
 
@@ -143,6 +144,10 @@ class Publisher(ABC):
     name: ClassVar[str]
     signs: ClassVar[bool] = False  # whether the platform has a signing secret
     transient_codes: ClassVar[frozenset[int]] = frozenset()  # answer codes meaning "rate limited"
+    # The platform's limits for one robot, (posts, seconds) each, kept by waiting (`pacing`),
+    # and how the wait is explained.
+    pace: ClassVar[tuple[Window, ...]] = ()
+    pace_why: ClassVar[str] = ""
     hints: ClassVar[dict[int, str]] = {}  # answer code -> what the user should check
     # The keys of the platform's JSON answer holding its result code (0 = posted), or
     # () when the answer is not JSON (Slack, an arbitrary webhook receiver).
@@ -219,7 +224,8 @@ class Publisher(ABC):
         attempts = self.retries + 1
         last, hint = "", ""
         for attempt in range(1, attempts + 1):
-            # Signed again on every attempt: platforms reject stale timestamps.
+            take_slot(self.webhook, self.pace, clock=self.clock, sleep=self.sleep, why=f"{self.label}: {self.pace_why}")
+            # Signed again on every attempt (after any wait): platforms reject stale timestamps.
             out = self.build(report, self.clock())
             log.info("posting %s card to %s (attempt %d of %d)", self.name, self.host, attempt, attempts)
             self.delivery.state = NOT_POSTED

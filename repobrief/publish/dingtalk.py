@@ -28,8 +28,12 @@ class DingTalkPublisher(Publisher):
     name = "dingtalk"
     signs = True
     code_keys = ("errcode",)
-    transient_codes = frozenset({130101})  # "send too fast": 20 messages a minute per robot
+    pace = ((20, 60.0),)
+    pace_why = "DingTalk takes 20 messages a minute per robot"
     hints = {
+        # "send too fast": not retried, the robot is blocked for ten minutes
+        130101: "DingTalk blocks a robot for 10 minutes once it gets more than 20 messages in a minute (repobrief "
+                "keeps to that; other senders to the same robot count too): publish again after that",
         310000: "DingTalk refused the security check: check --secret, the robot's keyword rule and IP allow-list",
         300001: "the access_token is wrong or the robot was removed; copy the webhook URL again",
         400101: "the access_token is missing from the webhook URL; copy the whole URL",

@@ -29,6 +29,8 @@ class FeishuPublisher(Publisher):
     signs = True
     code_keys = ("code", "StatusCode")  # StatusCode: the older answers
     transient_codes = frozenset({11232})  # "frequency limited"
+    pace = ((5, 1.0), (100, 60.0))
+    pace_why = "a custom bot takes 5 messages a second and 100 a minute"
     hints = {
         19021: "the signature was refused: check --secret, and that this machine's clock is right",
         19022: "the bot only accepts some IP addresses; allow this machine's address in the bot's settings",

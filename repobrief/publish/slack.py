@@ -16,6 +16,8 @@ from .base import Outgoing, Publisher
 class SlackPublisher(Publisher):
     name = "slack"
     ok_text = "ok"
+    pace = ((1, 1.0),)
+    pace_why = "Slack takes about one message a second per webhook"
 
     def build(self, report: Report, now: float) -> Outgoing:
         return Outgoing(httpx.URL(self.webhook), slack_payload(report))

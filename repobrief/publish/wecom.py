@@ -13,6 +13,8 @@ class WeComPublisher(Publisher):
     name = "wecom"
     code_keys = ("errcode",)
     transient_codes = frozenset({45009})  # "api freq out of limit": 20 messages a minute per robot
+    pace = ((20, 60.0),)
+    pace_why = "WeCom takes 20 messages a minute per robot"
     hints = {93000: "the webhook key is wrong or the robot was removed; copy the webhook URL again"}
 
     def build(self, report: Report, now: float) -> Outgoing:

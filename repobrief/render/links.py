@@ -30,6 +30,19 @@ def safe_link(url: str | None) -> str | None:
     return url
 
 
+# The longest report link a card takes: Slack drops a button whose URL is over 3,000
+# characters, and WeCom's whole message is at most 4,096 bytes, the link line included.
+LINK_MAX = 2000
+
+
+def link_too_long(url: str) -> str | None:
+    """Why `url` is too long for a card's button, or None."""
+    if len(url.strip()) > LINK_MAX:
+        return (f"is {len(url.strip()):,} characters long; a card's button takes at most {LINK_MAX:,} "
+                "(Slack drops a longer one, and WeCom's whole message is 4,096 bytes)")
+    return None
+
+
 def checked_link(url: str, option: str) -> str:
     """`url` from the user (`option` names where it was given), or a UsageError saying
     why a card would have no button for it."""
@@ -46,6 +59,9 @@ def checked_link(url: str, option: str) -> str:
                 "is not an absolute http(s) URL"
         raise UsageError(f"{option} {text!r} {why}; give the full address, e.g. "
                          "https://reports.example.com/2026-W26.html (a space is written %20)")
+    too_long = link_too_long(link)
+    if too_long:
+        raise UsageError(f"{option} {too_long}", "link to a shorter address, e.g. the report's page on its own path")
     return link
 
 
