@@ -294,11 +294,11 @@ def _check_backend(option: str, name: str, registry: Registry) -> None:
                           f"did you mean {near[0]!r}?" if near else None)
 
 
-def _check_formats(option: str, formats: list[str], parse: Callable[[str], list[str]]) -> None:
+def _check_formats(option: str, formats: list[str], parse: Callable[[list[str]], list[str]]) -> None:
     if not formats:
         return
     try:
-        parse(",".join(formats))
+        parse(formats)
     except UsageError as e:
         raise ConfigError(f"option {option!r}: {e.message}", e.hint) from None
 

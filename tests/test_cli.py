@@ -185,6 +185,17 @@ def test_name_from_origin_and_output_files(small_repo, tmp_path):
     assert "wrote" in err and "acme/proj 2026-W10: 1 PR merged, 1 with importance ≥ 5, 0 risks; engine offline" in err
 
 
+@pytest.mark.parametrize("command", ["report", "backfill"])
+def test_format_given_twice_writes_both(small_repo, tmp_path, command):
+    """`-f md -f json` wrote only the JSON: the second flag replaced the first."""
+    out = tmp_path / "out"
+    span = ["--week", "2026-W10"] if command == "report" else ["--from", "2026-W10", "--to", "2026-W10"]
+    got, _, err = run_cli(command, str(small_repo), *span, "-f", "md", "--format", "json,md", "-f", "html",
+                          "--out", str(out), "--lang", "en", "-q")
+    assert got == 0, err
+    assert sorted(p.suffix for p in out.iterdir()) == [".html", ".json", ".md"]
+
+
 def test_without_a_remote_the_name_is_the_clones_folder_whatever_path_inside_it_is_given(tmp_path):
     """`report proj/.git` was reported as ".git", `report proj/src` as "src"."""
     b = GitRepoBuilder(tmp_path / "proj")

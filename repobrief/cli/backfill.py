@@ -19,8 +19,8 @@ def backfill(
     first: str = typer.Option(..., "--from", help="First ISO week (2024-W44)."),
     last: str = typer.Option("last", "--to", show_default=False, help="Last ISO week (default: the last complete week)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for DIR/{owner}__{repo}-{YYYY}-W{WW}.{lang}.{ext}."),
-    fmt: str = typer.Option("json", "--format", "-f", show_default=False,
-                            help=f"Comma-separated formats: {opt.FORMATS} (default: json)."),
+    fmt: list[str] = typer.Option(None, "--format", "-f", show_default=False,
+                                  help=f"Comma-separated formats, or the flag again: {opt.FORMATS} (default: json)."),
     name: str = opt.NAME,
     tz: str = opt.TZ,
     lang: str = opt.LANG,
@@ -44,7 +44,7 @@ def backfill(
     from ..backfill import backfill as run_backfill
     from ..window import parse_timezone, week_range
 
-    formats = parse_formats(fmt)
+    formats = parse_formats(fmt or ["json"])
     check_out_folder(out)
     settings = opt.load_cli_settings(path, config=config, name=name, tz=tz, lang=lang, threshold=threshold,
                                      engine=engine, db=db, github_url=github_url, source=source,

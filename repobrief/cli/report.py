@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from rich.status import Status
 
 
-def parse_formats(text: str) -> list[str]:
+def parse_formats(given: str | list[str]) -> list[str]:
+    """The formats of every --format given (`-f md,json` or `-f md -f json`), each once."""
     from ..registry import RENDERERS
 
-    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    texts = [given] if isinstance(given, str) else given
+    formats = [f.strip().lower() for text in texts for f in text.split(",") if f.strip()]
     if not formats:
         raise UsageError(f"--format is empty; valid formats: {', '.join(RENDERERS.names())} (comma-separated, e.g. md,json)")
     for f in formats:
@@ -68,7 +70,8 @@ def report(
     until: str = typer.Option(None, "--until", help="End date, inclusive (YYYY-MM-DD); default today."),
     tz: str = opt.TZ,
     lang: str = opt.LANG,
-    fmt: str = typer.Option(None, "--format", "-f", help=f"Comma-separated formats: {opt.FORMATS} (default: md)."),
+    fmt: list[str] = typer.Option(None, "--format", "-f", show_default=False,
+                                  help=f"Comma-separated formats, or the flag again: {opt.FORMATS} (default: md)."),
     out: Path = typer.Option(None, "--out", "-o", help="Folder to write the files into, named OWNER__REPO-WEEK.LANG.EXT (a date range: …-START..END.LANG.EXT); default: stdout."),
     threshold: float = opt.THRESHOLD,
     config: Path = opt.CONFIG,
@@ -93,12 +96,12 @@ def report(
     from ..window import parse_timezone, refuse_empty, resolve_window
 
     refuse_empty("--github", github, "OWNER/REPO")
-    formats = parse_formats(fmt) if fmt is not None else None
+    formats = parse_formats(fmt) if fmt else None
     settings = opt.load_cli_settings(
         path, config=config, name=name, tz=tz, lang=lang, threshold=threshold, engine=engine, db=db,
         github_url=github_url, llm={"model": llm_model, "concurrency": llm_concurrency}, source=source,
     )
-    formats = formats or parse_formats(",".join(settings.formats))
+    formats = formats or parse_formats(settings.formats)
     if len(formats) > 1 and out is None:
         raise UsageError("several formats need --out DIR (one file per format)")
     check_out_folder(out)
