@@ -160,6 +160,33 @@ def test_an_html_page_at_the_base_url_is_a_clear_error_not_a_crash(verl_repo, tm
         assert "did not return JSON (an HTML page)" in r.stderr and "/v1" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_an_answer_whose_json_is_cut_short_is_asked_again_not_taken_for_a_web_page(verl_repo, tmp_path, monkeypatch):
+    """A chat completion whose body ended mid-JSON (a proxy dropping the end of a body), as
+    the first answer of the run, stopped the whole run with exit 5 and "is the base URL the
+    API's?", though every other request was answered. It is asked again; a unit whose
+    every answer is cut falls back alone."""
+    cut = '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\\"summ'
+    seen: dict[int, int] = {}
+
+    def script(call):
+        if call.kind == "pr" and call.pr in (6779, 6823):
+            seen[call.pr] = seen.get(call.pr, 0) + 1
+            if call.pr == 6823 or seen[call.pr] == 1:  # 6779's first answer only; all of 6823's
+                return Reply(body=cut)
+        return Reply(delay=0.3)  # every good answer after the first cut one: the run's first answer is cut
+
+    monkeypatch.setattr("repobrief.llm.client.BACKOFF_BASE", 0.01)  # retries in milliseconds
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = _report(verl_repo, _settings(verl_repo, tmp_path / "rb.db", server))
+    engines = {n: a.engine for n, a in rep.analyses.items()}
+    assert engines[6779] == "llm" and engines[6823] == "offline"
+    assert [n for n, e in engines.items() if e == "offline"] == [6823]
+    reason = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}["pr:6823"]
+    assert "the answer's JSON was cut short" in reason and "base URL" not in reason
+    assert seen[6779] == 2
+
+
 def test_a_non_json_answer_after_good_ones_fails_only_its_unit(verl_repo, tmp_path):
     def script(call):
         if call.kind == "week":  # the composition gets a page; the PR analyses were answered

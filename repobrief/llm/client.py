@@ -454,7 +454,8 @@ class ChatClient:
                                 self.acct.repair_retries += 1
                                 repair_counted = True
                 if isinstance(resp, str | bytes):  # a body that is not JSON, served as text/html or the like
-                    self._not_json(resp.decode(errors="replace") if isinstance(resp, bytes) else resp)
+                    text = resp.decode(errors="replace") if isinstance(resp, bytes) else resp
+                    raise json.JSONDecodeError("not JSON", text, 0)
                 out = self._read(resp, sent_tokens)
                 self.state.failed_retries = 0
                 self.state.latencies.append(time.monotonic() - started)
@@ -537,7 +538,11 @@ class ChatClient:
                     last, kind = f"HTTP {status}", ("rate_limited" if status == 429 else "error")
                 wait = _retry_after(e)
             except json.JSONDecodeError as e:  # a 200 whose body is not JSON
-                self._not_json(e.doc or "")
+                if not (e.doc or "").lstrip().startswith("{"):
+                    self._not_json(e.doc or "")
+                # JSON cut short (a proxy or server that dropped the end of the body): a
+                # glitch of this answer, not a web page at the base URL; asked again
+                last, kind = "the answer's JSON was cut short", "error"
             if attempt + 1 >= MAX_ATTEMPTS:
                 break
             asked = wait is not None
