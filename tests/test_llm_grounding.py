@@ -246,3 +246,26 @@ def test_failing_answers_a_cache_already_holds_are_asked_again_live(verl_repo, t
     assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "llm:scripted-model"
     assert "27 PRs" not in rep.sections.summary and rep.sections.summary.startswith("22 PRs were merged this week")
     assert rep.engine["fallbacks"] == [] and replay.engine["requests"] == 0 and replay.sections.summary == rep.sections.summary
+
+
+@pytest.mark.parametrize("unit", ["risks", "recommendations", "key_changes"])
+def test_an_item_of_a_section_cannot_deny_the_weeks_breaking_change(verl_repo, tmp_path, unit):
+    """The summary and the closing line were checked for "no breaking changes", the
+    sections' items were not: a risk reading "Involves #6526. There are no breaking changes
+    this week." went out over #6823's breaking change."""
+    def script(call):
+        if call.kind == "week":
+            answer = default_week_answer(call)
+            answer[unit][0]["text"] += " There are no breaking changes this week."
+            return Reply(content=json.dumps(answer))
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, "en"),
+                              parse_week(WEEK, parse_timezone(TZ)))
+    assert rep.stats["breaking_prs"] == [6823]
+    assert report_to_dict(rep)["sections"]["written_by"][unit] == "offline"
+    reason = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}[f"section:{unit}"]
+    assert f"{unit}[0] says there is no breaking change, but #6823 is breaking" in reason
+    assert "There are no breaking changes this week." not in render_report(rep, "md")

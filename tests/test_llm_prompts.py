@@ -188,8 +188,12 @@ def test_a_summary_that_says_nothing_breaks_denies_the_breaking_change():
     from repobrief.llm.grounding import denies_breaking
 
     for text in ("Nothing in this week breaks users.", "None of the changes breaks existing setups.",
-                 "There are no breaking changes this week.", "本周没有破坏性变更。"):
+                 "There are no breaking changes this week.", "本周没有破坏性变更。",
+                 # paraphrases that passed (the LLM audit of the thirty-second session)
+                 "All changes are backward compatible.", "Upgrading is safe: no user-facing API changed.",
+                 "Every PR this week is backwards-compatible.", "It is safe to upgrade.", "本周变更均向后兼容，可放心升级。"):
         assert denies_breaking(text), text
     for text in ("#12 adds X, and nothing in it breaks users.", "Upgrade carefully: #6823 breaks old configs.",
-                 "Nothing else stands out."):
+                 "Nothing else stands out.", "#6526 is backward compatible for fp32 runs.",
+                 "Upgrading is safe once configs are migrated per #6823."):
         assert not denies_breaking(text), text

@@ -1089,6 +1089,7 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
         problems += grounds.check_prs(where, item.prs)
         # an item's name says what its text is about: a trend's counts are its theme's
         problems += grounds.check_text(where, f"{item.name}\n{item.text}", context=item.name)
+        problems += denials(where, f"{item.name}\n{item.text}")  # a risk or a recommendation may deny one too
         if unit in ("key_changes", "trends", "risks") and not item.prs and not pr_refs(item.text):
             problems.append(f"{where} cites no pull request of {grounds.span}")
     if unit == "risks" and view is not None:

@@ -329,7 +329,13 @@ _NO_BREAKING = re.compile(
     # "nothing in this week breaks users", "none of the changes breaks existing setups"
     r"|\b(?:nothing|none\s+of\s+(?:the|these|this\s+week's)\s+(?:changes|PRs|pull\s+requests))\s+(?:[\w']+\s+){0,4}?"
     r"(?:breaks?|is\s+breaking|are\s+breaking)\b"
-    r"|(?:无|没有|暂无|未发现|不存在|并无|尚无)(?:任何)?的?(?:破坏性变更|破坏性改动|不兼容变更|不兼容改动|breaking\s*change)",
+    # "all changes are backward compatible", "upgrading is safe", "no user-facing API changed"
+    r"|\b(?:all|every)\s+(?:of\s+)?(?:the\s+|this\s+week's\s+)?(?:changes?|PRs?|pull\s+requests?)\s+(?:[\w']+\s+){0,3}?"
+    r"(?:backwards?[- ]compatible|non[- ]breaking)\b"
+    r"|\bupgrad(?:e|es|ing)\s+(?:is|are|remains?)\s+(?:completely\s+|entirely\s+|perfectly\s+)?safe\b|\bsafe\s+to\s+upgrade\b"
+    r"|\bno\s+user[- ]facing\s+(?:[\w-]+\s+){0,2}?(?:changes?|changed)\b"
+    r"|(?:无|没有|暂无|未发现|不存在|并无|尚无)(?:任何)?的?(?:破坏性变更|破坏性改动|不兼容变更|不兼容改动|breaking\s*change)"
+    r"|(?:全部|均|都|完全)(?:保持)?(?:向后|向下)兼容|可(?:以)?放心升级|升级(?:是|均|都)?安全的",
     re.I,
 )
 
