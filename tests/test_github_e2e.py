@@ -166,3 +166,35 @@ def test_a_young_repository_on_github_is_compared_with_the_weeks_since_it_was_ma
         stats = json.loads(out.stdout)["stats"]
         assert stats["baseline"]["weeks"] == 3
         assert stats["trend"]["weeks"] == ["2026-W23", "2026-W24", "2026-W25", "2026-W26"]
+
+
+def test_a_branchs_report_and_the_default_branchs_keep_apart_in_one_store(tmp_path):
+    """One store held every PR of a repository under its name: after a default-branch report,
+    a report of `branch = "release-1.0"` added the default branch's PRs of the week to its
+    own (its history, covered in the store, is read from there), and the next default-branch
+    report counted the release branch's too."""
+    prs = verl()
+    release = {p.number for p in prs[::5]}
+    for p in prs:
+        if p.number in release:
+            p.base = "release-1.0"
+    (tmp_path / "rel").mkdir()
+    (tmp_path / "rel" / "repobrief.toml").write_text('branch = "release-1.0"\n', encoding="utf-8")
+    db = str(tmp_path / "store.db")
+    with serve(FakeGitHub(tokens={TOKEN: "repo"}), prs) as gh:
+        def week(*config: str) -> set[int]:
+            r = run(["report", "github:verl-project/verl", *WEEK, "-f", "json", "--db", db, "--github-url", gh.url,
+                     "-q", *config], tmp_path)
+            assert r.returncode == 0, r.stderr
+            return {p["number"] for p in json.loads(r.stdout)["pull_requests"]}
+
+        main = week()
+        released = week("--config", str(tmp_path / "rel" / "repobrief.toml"))
+        again = week()
+    assert main and released and not main & released
+    assert released <= release and main == again
+    # the sync a branch's offline report asks for is run with its config, on OWNER/REPO
+    r = run(["report", "github:verl-project/verl", "--week", "2025-W01", "--tz", "Asia/Shanghai", "--db", db, "--offline",
+             "--config", str(tmp_path / "rel" / "repobrief.toml")], tmp_path)
+    assert r.returncode != 0 and "of verl-project/verl@release-1.0 is not in the store" in r.stderr
+    assert "repobrief sync github:verl-project/verl --since" in r.stderr

@@ -29,7 +29,7 @@ def sync(
     from ..github.auth import github_url_flag, normalize_api_url, resolve_token
     from ..github.client import GitHubClient
     from ..github.pulls import PullRequestFetcher
-    from ..github.sync import SOURCE, sync_repository
+    from ..github.sync import SOURCE, stored_name, sync_repository
     from ..sources.github import check_clone_host, parse_repository
     from ..store import open_store
     from ..window import parse_date, parse_timezone, refuse_empty
@@ -65,7 +65,7 @@ def sync(
                 # nothing can have merged yet, and the date would become every later sync's start
                 raise UsageError(f"--since {since} is in the future", "give the first day of the PRs to sync, e.g. --since 2026-01-01")
         else:
-            state = store.get_sync_state(repository, SOURCE)
+            state = store.get_sync_state(stored_name(repository, settings.branch or None), SOURCE)
             first = (state.extra or {}).get("since") if state else None
             pending = (state.extra or {}).get("pending") if state else None
             first = first or (pending or {}).get("since")

@@ -66,6 +66,7 @@ class PullRequestFetcher:
         # the branch a report covers: the configured one, else the repository's
         # default (learnt from the first search); PRs merged elsewhere are left out
         self.branch = branch or None
+        self.configured_branch = self.branch  # what the store keeps its PRs under (`sync.stored_name`)
         self.created: datetime | None = None  # when the repository was made (no PR merged before it)
         # parts of PRs GitHub withheld (e.g. a closing issue in a repository the token may not read)
         self.warnings: list[str] = warnings if warnings is not None else []

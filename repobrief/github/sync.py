@@ -91,6 +91,13 @@ def covered(extra: dict | None, start: datetime, end: datetime) -> bool:
 # ---------------------------------------------------------------- sync
 
 
+def stored_name(repository: str, branch: str | None) -> str:
+    """The name the PRs of `repository` merged into `branch` (the default branch: None)
+    and their sync state are stored under: OWNER/REPO, or OWNER/REPO@BRANCH, so that a
+    release branch's report neither reads nor adds to the default branch's PRs."""
+    return f"{repository}@{branch}" if branch else repository
+
+
 def sync_repository(
     fetcher: PullRequestFetcher,
     store,
@@ -101,8 +108,8 @@ def sync_repository(
     on_page: Callable[[SyncResult], None] | None = None,
 ) -> SyncResult:
     """Fetch PRs merged since `since` that are new or changed since the last sync
-    and upsert them into `store`. Safe to interrupt and run again."""
-    repo = fetcher.repository
+    and upsert them into `store` (under `stored_name`). Safe to interrupt and run again."""
+    repo = stored_name(fetcher.repository, fetcher.configured_branch)
     since = since.astimezone(UTC)
     run_start = (now or datetime.now(UTC)).astimezone(UTC)
     result = SyncResult(repo, since)
@@ -254,7 +261,7 @@ def require_covered(store, repo: str, start: datetime, end: datetime, label: str
             f"{label} of {repo} is only partly {in_store}: a sync of the PRs merged since "
             f"{_local(_stored_time(pending['since']), start)} ({_zone_name(start)}) did not finish "
             f"({stored} PR{'s' if stored != 1 else ''} of it stored so far)",
-            f"run `repobrief sync github:{repo}{github_url_flag(api_url)}` to finish that sync "
+            f"run `repobrief sync github:{repo.partition('@')[0]}{github_url_flag(api_url)}` to finish that sync "
             "(it continues where it stopped), or drop --offline",
         )
     ranges = _ranges(extra)
@@ -285,4 +292,6 @@ def sync_command(repo: str, start: datetime, api_url: str | None = None) -> str:
     # --since is read in --tz (else the config's zone): name the zone the date is in
     zone = getattr(start.tzinfo, "key", None)
     since = start.date() if zone else start.astimezone(UTC).date()
-    return f"repobrief sync github:{repo}{github_url_flag(api_url)} --since {since.isoformat()} --tz {zone or 'UTC'}"
+    # (a branch's PRs, stored as OWNER/REPO@BRANCH, are synced with the config that names the branch)
+    return (f"repobrief sync github:{repo.partition('@')[0]}{github_url_flag(api_url)} --since {since.isoformat()} "
+            f"--tz {zone or 'UTC'}")

@@ -96,6 +96,10 @@ class GitHubSource(Source):
     ) -> None:
         super().__init__()
         self.repository = parse_repository(location)
+        from ..github.sync import stored_name
+
+        # the name its PRs and sync state are stored under: a configured branch's apart
+        self.stored_as = stored_name(self.repository, settings.branch or None if settings is not None else None)
         self.location = location
         self.settings = settings
         # a clone URL names its server: one that is not the API's is another GitHub's
@@ -182,7 +186,7 @@ class GitHubSource(Source):
             return None
         from ..github.sync import SOURCE, stored_created
 
-        state = self.store.get_sync_state(self.repository, SOURCE)
+        state = self.store.get_sync_state(self.stored_as, SOURCE)
         return stored_created(state.extra if state else None)
 
     # ------------------------------------------------------------------ reading
@@ -211,7 +215,7 @@ class GitHubSource(Source):
         fetched = list(self.fetcher.merged_between(window.start, window.end))
         if self.store is not None:
             now = datetime.now(window.start.tzinfo)
-            save_fetched(self.store, self.repository, fetched, window.start, min(window.end, now), self.fetcher.created)
+            save_fetched(self.store, self.stored_as, fetched, window.start, min(window.end, now), self.fetcher.created)
         prs = [f.pr for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number))]
         self._read.append((window.start, window.end, prs))
         yield from (p for p in prs if window.contains(p.merged_at))
@@ -223,7 +227,7 @@ class GitHubSource(Source):
         if self.store is not None:
             from ..github.sync import SOURCE, covered, stored_created
 
-            state = self.store.get_sync_state(self.repository, SOURCE)
+            state = self.store.get_sync_state(self.stored_as, SOURCE)
             extra = state.extra if state else None
             if self.offline:
                 baseline_end = self._required.start if self._required is not None else window.end
@@ -256,7 +260,7 @@ class GitHubSource(Source):
         self._check_stored(window, require=require)
         # every stored row of the repository: a report run on a clone with --github
         # may have replaced a synced row with an enriched one (a bare clone's cannot)
-        yield from self.store.load_pull_requests(self.repository, window.start, window.end)
+        yield from self.store.load_pull_requests(self.stored_as, window.start, window.end)
 
     def _check_stored(self, window: Window, *, require: bool = True) -> None:
         from ..github.sync import require_covered
@@ -268,7 +272,7 @@ class GitHubSource(Source):
             )
         if require:
             label = f"week {window.label}" if window.is_week else window.label
-            require_covered(self.store, self.repository, window.start, window.end, label, self.settings.github.url)
+            require_covered(self.store, self.stored_as, window.start, window.end, label, self.settings.github.url)
 
     def earlier_authors(self, before: datetime) -> set[str] | None:
         """Authors (lower-cased) known to have had a PR merged before `before`.
@@ -282,7 +286,7 @@ class GitHubSource(Source):
                 return None
             from ..github.sync import SOURCE, _ranges, sync_command
 
-            state = self.store.get_sync_state(self.repository, SOURCE)
+            state = self.store.get_sync_state(self.stored_as, SOURCE)
             ranges = _ranges(state.extra if state else None)
             year = before - timedelta(days=365)
             if not ranges or min(a for a, _b in ranges) > year:
@@ -294,7 +298,7 @@ class GitHubSource(Source):
                     "github_first_time", repository=self.repository, before=f"{before:%Y-%m-%d}", command=command,
                 ))
                 return None
-            return {p.author.lower() for p in self.store.load_pull_requests(self.repository, None, before)}
+            return {p.author.lower() for p in self.store.load_pull_requests(self.stored_as, None, before)}
         authors = {p.author for _s, _e, prs in self._read for p in prs if p.merged_at >= before}
         if not authors:
             return None
@@ -312,14 +316,14 @@ class GitHubSource(Source):
             if self.store is None:
                 raise SourceError("--offline needs the store to enrich a clone", "pass --db PATH")
             for pr in prs:
-                stored = self.store.get_pull_request(self.repository, pr.number)
+                stored = self.store.get_pull_request(self.stored_as, pr.number)
                 found[pr.number] = stored if stored is not None and stored.discussion_known else None
         else:
             from ..github.sync import save_fetched
 
             fetched = self.fetcher.by_numbers([p.number for p in prs])
             if self.store is not None:
-                save_fetched(self.store, self.repository, [f for f in fetched.values() if f is not None])
+                save_fetched(self.store, self.stored_as, [f for f in fetched.values() if f is not None])
             found = {n: (f.pr if f is not None else None) for n, f in fetched.items()}
         missing = []
         for pr in prs:
