@@ -179,6 +179,17 @@ def test_a_rejected_token_is_blamed_on_where_it_came_from(server, tmp_path):
     assert "ghp_wrongwrongwrong" not in env_token.stderr
 
 
+def test_a_token_with_a_line_break_is_said_to_be_one_before_any_request(server, tmp_path):
+    """`GITHUB_TOKEN=$(cat file)` of a two-line file: every request failed in httpx and was
+    retried five times, then blamed on "a proxy or an unstable network"."""
+    sent = len(server.log)
+    r = run(["sync", "github:verl-project/verl", "--since", "2026-06-15", "--db", str(tmp_path / "s.db"),
+             "--github-url", server.url], tmp_path, token=f"{TOKEN}\nsecond line")
+    assert r.returncode == 4 and len(server.log) == sent
+    assert "the GitHub token from GITHUB_TOKEN contains a line break" in r.stderr
+    assert TOKEN not in r.stderr and "network" not in r.stderr
+
+
 def test_ctrl_c_during_a_report_says_nothing_was_written(server, tmp_path):
     server.delay = 3.0  # the report is still waiting for GitHub when Ctrl-C comes
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "GITHUB_TOKEN": TOKEN}

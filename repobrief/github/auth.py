@@ -86,6 +86,25 @@ def web_host(api_url: str) -> str:
 
 
 def resolve_token(configured: str | None, api_url: str, env: dict[str, str] | None = None) -> Token:
+    """The token to send, and where it came from; one no HTTP header can carry is an error."""
+    return _checked(_resolve_token(configured, api_url, env))
+
+
+def _checked(token: Token) -> Token:
+    """A token with a space, a line break or a non-ASCII character inside (`$(cat file)` of a
+    file with two lines) cannot go in a header: httpx failed on every retry as if the network
+    dropped the connection. Said here, without the token."""
+    bad = next((c for c in token.value if not 0x20 < ord(c) < 0x7F), None)
+    if bad is not None:
+        what = {"\n": "a line break", "\r": "a carriage return", " ": "a space", "\t": "a tab"}.get(
+            bad, f"the character U+{ord(bad):04X}")
+        where = "github.token in the config" if token.origin == "config" else token.origin
+        raise SourceError(f"the GitHub token from {where} contains {what}, which no HTTP header can carry",
+                          "set it to the token alone: one line, as GitHub shows it (ghp_…, github_pat_…)")
+    return token
+
+
+def _resolve_token(configured: str | None, api_url: str, env: dict[str, str] | None = None) -> Token:
     env = dict(os.environ) if env is None else env
     if configured:
         # the config loader copies GITHUB_TOKEN/GH_TOKEN into github.token: name the real origin
