@@ -9,7 +9,7 @@ import json
 
 import pytest
 from gitrepo import GitRepoBuilder
-from llmserver import Reply, ScriptedLLM, default_week_answer, verl_llm_settings
+from llmserver import Reply, ScriptedLLM, default_pr_answer, default_week_answer, verl_llm_settings
 
 from repobrief.config import load_settings
 from repobrief.engines.llm import facts_view, ground_sections
@@ -269,3 +269,29 @@ def test_an_item_of_a_section_cannot_deny_the_weeks_breaking_change(verl_repo, t
     reason = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}[f"section:{unit}"]
     assert f"{unit}[0] says there is no breaking change, but #6823 is breaking" in reason
     assert "There are no breaking changes this week." not in render_report(rep, "md")
+
+
+def test_an_answer_padded_with_pages_is_not_published(verl_repo, tmp_path):
+    """Each PR's key contribution padded with 560 KB of text was taken: a 36 MB JSON and a
+    104 MB store. A field longer than a report's reader would read is asked again, then
+    falls back."""
+    pad = " Lorem ipsum dolor sit amet." * 200
+
+    def script(call):
+        if call.kind == "pr" and call.pr == 6779:
+            return Reply(content=json.dumps({**default_pr_answer(call), "key_contribution": "Adds tokens." + pad}))
+        if call.kind == "week":
+            answer = default_week_answer(call)
+            answer["summary"] += pad * 2
+            return Reply(content=json.dumps(answer))
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, "en"),
+                              parse_week(WEEK, parse_timezone(TZ)))
+    reasons = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}
+    assert rep.analyses[6779].engine == "offline" and "key_contribution is 5,612 characters long" in reasons["pr:6779"]
+    assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "offline"
+    assert "more than the 3,000 it may have" in reasons["section:summary"]
+    assert "Lorem ipsum" not in render_report(rep, "md")

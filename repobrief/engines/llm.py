@@ -569,7 +569,10 @@ class LLMEngine(Engine):
 
     @staticmethod
     def _ground_pr(out, grounds, lang: str = "en") -> list[str]:
-        problems: list[str] = []
+        problems: list[str] = too_long([("key_contribution", out.key_contribution, TEXT_MAX["sentence"]),
+                                        ("discussion_summary", out.discussion_summary or "", TEXT_MAX["item"])]
+                                       + [(f"risks[{i}]", f"{r.title}\n{r.text}", TEXT_MAX["item"])
+                                          for i, r in enumerate(out.risks)])
         if not 0.0 <= out.importance <= 10.0:
             problems.append(f"importance {out.importance} is outside 0.0-10.0")
         for r in out.importance_reasons:
@@ -1053,8 +1056,28 @@ def _advisory_problems(where: str, texts: list[str], view: FactsView | None) -> 
     return [f"{where} leaves out the security fix for {', '.join(missing)}"] if missing else []
 
 
+# The longest text one field of an answer may hold, in characters: a report is read in
+# minutes, and an answer padded with pages (a model looping, or doing what a PR's body
+# asks) would reach every output and the store. The offline texts of verl's busiest weeks
+# are a third of these at most.
+TEXT_MAX = {"sentence": 400, "item": 1500, "summary": 3000}
+
+
+def too_long(fields: list[tuple[str, str, int]]) -> list[str]:
+    return [f"{where} is {len(text):,} characters long, more than the {limit:,} it may have: say it shorter"
+            for where, text, limit in fields if len(text) > limit]
+
+
 def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | None = None) -> list[str]:
     problems: list[str] = []
+    if unit == "summary":
+        problems += too_long([("summary", value or "", TEXT_MAX["summary"])])
+    elif unit == "closing":
+        problems += too_long([("closing", value or "", TEXT_MAX["sentence"])])
+    elif unit == "card":
+        problems += too_long([(f"card line {i}", line, TEXT_MAX["sentence"]) for i, line in enumerate([*value[0], *value[1]])])
+    else:
+        problems += too_long([(f"{unit}[{i}]", f"{item.name}\n{item.text}", TEXT_MAX["item"]) for i, item in enumerate(value or [])])
     def denials(where: str, text: str) -> list[str]:
         return _denial_problems(where, text, view) if view is not None else []
 
@@ -1066,7 +1089,7 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
         return (problems + grounds.check_text("summary", value) + denials("summary", value)
                 + _advisory_problems("summary", [value], view))
     if unit == "closing":
-        return grounds.check_text("closing", value) + denials("closing", value) if value else []
+        return problems + grounds.check_text("closing", value) + denials("closing", value) if value else []
     if unit == "card":
         highlights, risks = value
         if not highlights:
