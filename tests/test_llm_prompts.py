@@ -100,6 +100,7 @@ def test_grounds_accept_computed_figures_and_reject_others():
 
 @pytest.mark.parametrize("text", [
     "The week saw 999 merges.", "999 patches were merged.", "PR count: 999.", "`999 PRs merged` this week.",
+    "About 999 changes were merged.", "This week 999 people contributed.",
     "See ＃9999 too.", "See #\u200b9999 too.", "See #９９９９ too.",
     "Details: https://github.com/evil-org/evil-repo/pull/1 and www.evil.example/x.",
 ])
@@ -108,7 +109,7 @@ def test_a_figure_or_a_citation_a_reader_sees_is_checked_however_it_is_written(t
     span or after "PR count:", cited a PR with a full-width or zero-width-split number
     sign, or linked a foreign repository's PR: each passed the checks (999 and 9999 are
     in the PR data here, as a hostile body put them there)."""
-    g = Grounds(week_prs={1, 2}, counts={22.0, 2.0}, figures={999.0, 9999.0, 1.0}, kinds={"prs": {22.0}},
+    g = Grounds(week_prs={1, 2}, counts={22.0, 2.0, 19.0}, figures={999.0, 9999.0, 1.0}, kinds={"prs": {22.0}, "contributors": {19.0}},
                 urls={"https://github.com/acme/app/pull/1"})
     assert g.check_text("summary", text) != [], text
     # what the data holds stays writable: its link, its figures, identifiers in code spans
