@@ -155,6 +155,7 @@ class ScriptedLLM:
         self.models = models
         self.rules: list[Callable[[Call], Reply | None]] = []
         self.calls: list[Call] = []
+        self.refused = 0  # requests refused for their key or model (not in `calls`)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -208,6 +209,8 @@ class ScriptedLLM:
         if not handler.path.endswith("/chat/completions"):
             return self._send(handler, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
         if self.require_key is not None and headers.get("authorization") != f"Bearer {self.require_key}":
+            with self._lock:
+                self.refused += 1
             return self._send(handler, 401, {"error": {"message": f"Incorrect API key provided: {headers.get('authorization', '')}", "type": "invalid_request_error", "code": "invalid_api_key"}})
         body = json.loads(raw)
         if self.models is not None and body.get("model") not in self.models:

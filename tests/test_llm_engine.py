@@ -386,6 +386,9 @@ def test_cli_llm_report_and_clear_errors(verl_repo, tmp_path):
         r = _cli([*base, "--engine", "llm", "--llm-model", "m"], {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-wrong-key-0123456789"}, tmp_path)
         assert r.returncode == 5 and "refused the API key" in r.stderr
         assert "0123456789" not in r.stderr + r.stdout
+        # the requests waiting for a slot when the first 401 came back were not sent: at
+        # most the 8 in flight were refused, not the week's 23
+        assert 1 <= server.refused <= 8, server.refused
         r = _cli(
             [*base, "--engine", "llm", "--llm-model", "m", "--llm-concurrency", "4"],
             {"OPENAI_BASE_URL": server.base_url, "REPOBRIEF_LLM_API_KEY": "sk-right-key", "OPENAI_API_KEY": "sk-wrong"},

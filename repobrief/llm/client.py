@@ -380,7 +380,11 @@ class ChatClient:
     # ------------------------------------------------------------- sending
 
     def _check_open(self) -> None:
-        """Fail at once when the endpoint is taken as down, or asked to wait beyond the budget."""
+        """Fail at once when the run is stopped (a refused key, an unknown model: requests
+        waiting for a slot are not sent), the endpoint is taken as down, or it asked to
+        wait beyond the budget."""
+        if self.fatal is not None:
+            raise self.fatal
         if self.state.down:
             raise UnitFailed(self.state.down, "unreachable")
         if self.state.blocked:
