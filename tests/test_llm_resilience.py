@@ -16,7 +16,7 @@ import pytest
 from clirun import run_cli
 from llmserver import Reply, ScriptedLLM, verl_llm_settings
 
-from repobrief.pipeline import generate_report
+from repobrief.pipeline import generate_report, render_report
 from repobrief.serialize import report_to_dict
 from repobrief.window import parse_timezone, parse_week
 
@@ -250,3 +250,27 @@ def test_an_empty_week_of_an_llm_report_does_not_say_nothing_came_from_the_model
              {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "0 PRs merged" in r.stderr and "engine llm\n" in r.stderr and "nothing from the model" not in r.stderr
+
+
+def test_the_warning_says_why_answers_fell_back_when_they_were_cut_or_late(verl_repo, tmp_path, monkeypatch):
+    """Answers cut at the token limit, or not given within llm.timeout, were told to the
+    reader as "the requests failed" (请求失败): the cause and its setting were only in the
+    JSON's engine.fallbacks."""
+    monkeypatch.setattr("repobrief.llm.client.BACKOFF_BASE", 0.01)
+
+    def script(call):
+        if call.kind == "pr" and call.pr == 6779:
+            return Reply(content='{"ok": tr', finish_reason="length")
+        if call.kind == "pr" and call.pr == 6823:
+            return Reply(delay=3.0)  # longer than the timeout, at every attempt
+        return None
+
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        rep = _report(verl_repo, _settings(verl_repo, tmp_path / "rb.db", server, "zh", timeout=1))
+    kinds = {f["unit"]: f["kind"] for f in rep.engine["fallbacks"]}
+    assert kinds["pr:6779"] == "cut" and kinds["pr:6823"] == "timeout"
+    line = next(w for w in rep.warnings if "个PR的分析改由离线引擎完成" in w)
+    assert "回答在令牌上限处被截断（请调高llm.max_output_tokens）" in line
+    assert "模型端点未在llm.timeout内作答" in line and "请求失败" not in line
+    assert line in render_report(rep, "md")

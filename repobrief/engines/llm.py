@@ -836,7 +836,7 @@ class LLMEngine(Engine):
 
 
 # why units fell back, as the reader is told (catalog `[llm] why_…`)
-_WHY_KINDS = ("unreachable", "budget", "rate_limited", "checks", "failed")
+_WHY_KINDS = ("unreachable", "budget", "rate_limited", "timeout", "cut", "not_json", "checks", "failed")
 
 
 def _why_text(kinds: list[str], lang: str, budget: str) -> str:

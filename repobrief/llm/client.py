@@ -520,7 +520,7 @@ class ChatClient:
                 if isinstance(e, openai.APITimeoutError):
                     if timeout < self.settings.timeout:  # cut short by the budget, not the endpoint's fault
                         raise UnitFailed(f"{self._budget()} used up (no answer in the {timeout:.1f}s that were left)", "budget") from None
-                    last, kind = f"timed out after {timeout:g}s", "error"
+                    last, kind = f"timed out after {timeout:g}s", "timeout"
                 elif isinstance(e, openai.APIConnectionError):
                     last, kind = ("connection dropped" if sent else "endpoint unreachable"), "unreachable"
                     dns = dns_failure(e)
@@ -589,7 +589,7 @@ class ChatClient:
             cap = self.settings.max_output_tokens
             raise UnitFailed(f"the answer was cut at the llm.max_output_tokens limit of {cap} tokens: raise it" if cap else
                              "the answer was cut at the endpoint's token limit: set llm.max_output_tokens higher "
-                             "than its default, or use a model with longer answers")
+                             "than its default, or use a model with longer answers", "cut")
         return text, pt, ct
 
     def _where(self) -> str:
