@@ -92,6 +92,7 @@ class FakePullRequest:
     closing_private: list[int] = field(default_factory=list)  # closing issues in a repository the token may not read
     base: str = "main"
     oid: str = ""
+    listed_files: int = 3000  # GitHub's API lists at most 3,000 of a PR's files (changedFiles counts all)
 
     @property
     def additions(self) -> int:
@@ -714,7 +715,7 @@ def _pr_value(repo: FakeRepository, pr: FakePullRequest) -> dict:
         "changedFiles": len(files),
         "mergeCommit": {"oid": pr.oid},
         "labels": lambda info, **kw: connection([{"name": n} for n in pr.labels], **kw),
-        "files": lambda info, **kw: connection(files, **kw),
+        "files": lambda info, **kw: connection(files[: pr.listed_files], **kw),
         "reviews": lambda info, **kw: connection(
             [{**r, "submittedAt": _iso(r["submittedAt"])} for r in pr.reviews], **kw
         ),

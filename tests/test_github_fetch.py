@@ -179,6 +179,23 @@ def test_a_closing_issue_the_token_may_not_read_is_left_out_with_a_warning(tmp_p
                               "(Resource not accessible by personal access token); the rest of it is kept"]
 
 
+def test_a_pr_whose_file_list_github_cut_short_is_said_to_be_read_in_part():
+    """GitHub lists at most 3,000 of a PR's files: a larger PR's `setup.py` past the cut went
+    unseen (no dependency risk), with nothing in the report saying its files were read in
+    part; `changedFiles` counts them all. (The server cuts this PR's list at 2 files.)"""
+    prs = verl(W26_START, W26_END)
+    big = max(prs, key=lambda p: len(p.files))
+    big.listed_files = 2
+    with serve(FakeGitHub(), prs) as server:
+        f = fetcher_for(server)
+        got = {x.pr.number: x.pr for x in f.merged_between(W26_START, W26_END)}
+    assert len(got[big.number].files) == 2 < len(big.files)
+    assert f.warnings == [f"GitHub lists 2 of the {len(big.files)} files of #{big.number}: what the report says of its "
+                          "files (modules, risks, core paths) is read from those only; its line counts are GitHub's totals"]
+    # its line counts are the PR's, not those of the files listed
+    assert got[big.number].lines_added == big.additions
+
+
 def test_a_renamed_module_or_config_file_keeps_where_it_came_from_in_one_rest_request(tmp_path):
     """GraphQL lists a renamed file at its new path only; code that imports the old path
     breaks, and so do scripts naming a moved config file, so for a PR that renames Python

@@ -224,6 +224,14 @@ class PullRequestFetcher:
                 if not page.get("nodes"):
                     break
             thread["comments"] = {"nodes": [n for n in nodes if n]}
+        listed, changed = len(node["files"]["nodes"]), int(node.get("changedFiles") or 0)
+        if changed > listed:  # GitHub lists at most 3,000 files of a PR
+            warning = Notice(f"GitHub lists {listed:,} of the {changed:,} files of #{number}: what the report says of "
+                             "its files (modules, risks, core paths) is read from those only; its line counts are "
+                             "GitHub's totals", "github_files_cut", pr=f"#{number}", listed=f"{listed:,}",
+                             files=f"{changed:,}")
+            if warning not in self.warnings:
+                self.warnings.append(warning)
         return Fetched(to_pull_request(node, self._moved_from(number, node["files"]["nodes"]), f"{self.owner}/{self.name}"),
                        updated_at(node))
 
