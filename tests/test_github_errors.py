@@ -59,6 +59,56 @@ def test_bad_token(server, caplog):
     assert len(server.log) == 1  # a 401 is not retried
 
 
+def test_a_401_from_the_host_a_redirect_led_to_is_not_blamed_on_the_token(server):
+    """An API URL that redirects to another host: httpx rightly sends the token no further,
+    that host answers 401, and the error told the user to replace a valid token."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from types import SimpleNamespace
+
+    seen: list[str | None] = []
+
+    class Other(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            seen.append(self.headers.get("Authorization"))
+            body = b'{"message":"Bad credentials"}'
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Other)
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", f"http://localhost:{other.server_address[1]}/graphql")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    first = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    for srv in (other, first):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        f = fetcher_for(SimpleNamespace(url=f"http://127.0.0.1:{first.server_address[1]}"), token="ghp_" + SECRET)
+        with pytest.raises(SourceError) as e:
+            _fetch(f)
+    finally:
+        for srv in (other, first):
+            srv.shutdown()
+    msg = str(e.value)
+    assert seen == [None]  # the token stayed home
+    assert f"redirected the request to http://localhost:{other.server_address[1]}, which answered 401" in msg
+    assert "rejected the token" not in msg and "--github-url" in msg and SECRET not in msg
+
+
 def test_missing_scope_for_a_private_repository(server):
     f = fetcher_for(server, "verl-project/private-verl", token="public-token")
     with pytest.raises(SourceError) as e:

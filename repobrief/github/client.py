@@ -477,6 +477,15 @@ class GitHubClient:
             message = _scrub(_github_message(exc.response.raw_response), self.token.value)
             self._record_headers(exc.response.headers)
             if status == 401:
+                raw = exc.response.raw_response
+                if raw.history and raw.request.url.host != raw.history[0].request.url.host:
+                    # httpx sends no token to another host: that host's 401 says nothing of the token
+                    return SourceError(
+                        f"GitHub at {where} redirected the request to {raw.request.url.scheme}://{raw.request.url.netloc.decode()}, "
+                        "which answered 401; the token is not sent to another host",
+                        "check --github-url (or github.url): give the API's own address, to which nothing redirects "
+                        "(GitHub Enterprise Server: https://HOST/api/v3)",
+                    )
                 return SourceError(
                     f"GitHub at {where} rejected the token from {self.token.origin} (401 {message or 'Bad credentials'})",
                     f"the token is wrong, expired or revoked; {fix_hint(self.token.origin)}",
