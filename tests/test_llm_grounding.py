@@ -248,6 +248,14 @@ def test_failing_answers_a_cache_already_holds_are_asked_again_live(verl_repo, t
     assert rep.engine["fallbacks"] == [] and replay.engine["requests"] == 0 and replay.sections.summary == rep.sections.summary
 
 
+def _scripted_week(verl_repo, tmp_path, script, lang: str = "en"):
+    """verl's week, its answers from the scripted model (`script` may change them)."""
+    with ScriptedLLM() as server:
+        server.rules.append(script)
+        return generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, lang),
+                               parse_week(WEEK, parse_timezone(TZ)))
+
+
 @pytest.mark.parametrize("unit", ["risks", "recommendations", "key_changes"])
 def test_an_item_of_a_section_cannot_deny_the_weeks_breaking_change(verl_repo, tmp_path, unit):
     """The summary and the closing line were checked for "no breaking changes", the
@@ -260,10 +268,7 @@ def test_an_item_of_a_section_cannot_deny_the_weeks_breaking_change(verl_repo, t
             return Reply(content=json.dumps(answer))
         return None
 
-    with ScriptedLLM() as server:
-        server.rules.append(script)
-        rep = generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, "en"),
-                              parse_week(WEEK, parse_timezone(TZ)))
+    rep = _scripted_week(verl_repo, tmp_path, script)
     assert rep.stats["breaking_prs"] == [6823]
     assert report_to_dict(rep)["sections"]["written_by"][unit] == "offline"
     reason = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}[f"section:{unit}"]
@@ -286,10 +291,7 @@ def test_an_answer_padded_with_pages_is_not_published(verl_repo, tmp_path):
             return Reply(content=json.dumps(answer))
         return None
 
-    with ScriptedLLM() as server:
-        server.rules.append(script)
-        rep = generate_report(str(verl_repo), _settings(verl_repo, tmp_path / "rb.db", server, "en"),
-                              parse_week(WEEK, parse_timezone(TZ)))
+    rep = _scripted_week(verl_repo, tmp_path, script)
     reasons = {f["unit"]: f["reason"] for f in rep.engine["fallbacks"]}
     assert rep.analyses[6779].engine == "offline" and "key_contribution is 5,612 characters long" in reasons["pr:6779"]
     assert report_to_dict(rep)["sections"]["written_by"]["summary"] == "offline"
