@@ -1155,8 +1155,17 @@ def test_references_outside_the_week_are_plain_and_a_revert_of_a_revert_names_it
          lambda b: {"pkg/core/b.py": "y\n"}),
     ])
     md = render(rep)
-    assert "Follow-up to issue/PR 3 and issue/PR 4, like verl issue/PR 9 was." in md
+    # the kind an author named stays; a bare number says it may be either
+    assert "Follow-up to PR 3 and issue 4, like verl issue/PR 9 was." in md
     assert "PR issue/PR" not in md and "issue issue/PR" not in md
+    # after CJK text too, which a regex's \b takes for letters (flask's "Issue #3226: …" in zh)
+    from types import SimpleNamespace
+
+    from repobrief.compose import plain_foreign_refs
+    from repobrief.i18n import catalog
+
+    zh = SimpleNamespace(prs=[SimpleNamespace(number=3233)], catalog=catalog("zh"))
+    assert plain_foreign_refs(zh, "例如Move（#3237）和Issue #3226: Remove（#3233）") == "例如Move（issue/PR 3237）和Issue 3226: Remove（#3233）"
     assert 'It reverts an earlier PR, “Revert "feat: old thing (issue/PR 5)"”.' in md
 
 
@@ -1267,15 +1276,13 @@ def test_foreign_refs_are_found_as_a_scan_of_the_whole_text_finds_them(text):
     are rewritten as a substitution over the whole text rewrites."""
     from types import SimpleNamespace
 
-    from repobrief.compose import _HASH_REF, plain_foreign_refs
+    from repobrief.compose import _HASH_REF, plain_foreign_refs, plain_ref
     from repobrief.i18n import catalog
 
     facts = SimpleNamespace(prs=[SimpleNamespace(number=3)], catalog=catalog("en"))
 
     def plain(m):
-        if int(m["number"]) == 3:
-            return m[0]
-        return m["glued"] + (" " if m["glued"] else "") + facts.catalog.t("cite.outside", number=m["number"])
+        return m[0] if int(m["number"]) == 3 else plain_ref(facts.catalog, m)
 
     assert plain_foreign_refs(facts, text) == _HASH_REF.sub(plain, text)
 

@@ -54,9 +54,10 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
 
 # PR titles and bodies cite other PRs and issues ("Split from #6118", a title's
 # "(#6068)" kept from a cherry-pick); the report cites only PRs of the week.
-# A word naming the kind in front ("PR #3055", "issue #7") is left out with the `#`:
-# the plain form says "issue/PR" itself.
-_HASH_REF = re.compile(r"(?<![&#])(?P<kind>\b(?i:pull request|PR|issue)\s?)?(?P<glued>\w?)#(?P<number>\d+)(?!\d)")
+# A word naming the kind in front ("PR #3055", "Issue #3226: …") keeps it, without the
+# `#` ("PR 3055", "Issue 3226: …"); a bare `#N` becomes "issue/PR N". (The word may
+# follow CJK text, which `\b` takes for letters: "和Issue #3226" read "Issue issue/PR 3226".)
+_HASH_REF = re.compile(r"(?<![&#])(?P<kind>(?<![A-Za-z0-9_])(?i:pull request|PR|issue)\s?)?(?P<glued>\w?)#(?P<number>\d+)(?!\d)")
 
 
 # A match starts at most this many characters before its `#` ("pull request" + \s + \w).
@@ -79,14 +80,18 @@ def plain_foreign_refs(facts: WeekFacts, text: str, week: set[int] | None = None
         if m is None:
             break
         out.append(text[pos:m.start()])
-        if int(m["number"]) in week:
-            out.append(m[0])
-        else:
-            glued = m["glued"]
-            out.append(glued + (" " if glued else "") + facts.catalog.t("cite.outside", number=m["number"]))
+        out.append(m[0] if int(m["number"]) in week else plain_ref(facts.catalog, m))
         pos = m.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+def plain_ref(cat: Catalog, m: re.Match) -> str:
+    """A `_HASH_REF` match outside the week, as plain text: "PR 3055", "issue/PR 12"."""
+    if m["kind"] and not m["glued"]:
+        return f"{m['kind'].rstrip()} {m['number']}"
+    glued = m["glued"]
+    return glued + (" " if glued else "") + cat.t("cite.outside", number=m["number"])
 
 
 def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> tuple[Sections, Card]:
