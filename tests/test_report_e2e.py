@@ -166,7 +166,10 @@ def test_empty_week_gives_a_short_valid_report(verl_repo):
                        "--tz", "Asia/Shanghai", "--lang", "en", "-q")
     assert code == 0
     assert "No pull requests were merged" in out and "## 6. Recommendations" in out
-
+    # nor does the zh closing line send the reader to PRs there are none of
+    code, out, _ = run_cli("report", str(verl_repo), "--name", "verl-project/verl", "--week", "2024-W02",
+                           "--tz", "Asia/Shanghai", "-q")
+    assert code == 0 and out.rstrip().endswith("以上为本周周报。") and "查阅对应PR" not in out
 
 
 def _sections(page: str) -> dict[str, str]:

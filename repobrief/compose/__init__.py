@@ -46,7 +46,7 @@ def compose_offline(facts: WeekFacts) -> tuple[Sections, Card]:
         risks=[Item(r.title, r.text, list(r.prs)) for r in facts.risks[:RISKS_SHOWN]],
         table=table(facts),
         recommendations=recommendations(facts),
-        closing=period_t(facts, "closing"),
+        closing=period_t(facts, "closing" if facts.prs else "closing_quiet"),  # no PR to look up
         sources={k: "offline" for k in ("summary", "key_changes", "trends", "risks", "table", "recommendations", "card")},
     )
     return _without_foreign_refs(facts, sections, card(facts, sections))
