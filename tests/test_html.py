@@ -60,6 +60,16 @@ def test_pr_table_links_each_pr_and_drops_unsafe_links(opened):
     assert by_number["#6701"] == "https://github.com/verl-project/verl/pull/6701"
 
 
+def test_a_pr_number_and_its_score_stay_on_one_line(opened):
+    """Beside long titles the PR column wrapped inside its number ("#472" over "0")."""
+    _, page = opened
+    lines = page.evaluate(
+        "[...document.querySelectorAll('#pr-table tbody td.num, #all-pr-table tbody td.num')].map(td => {"
+        " const r = document.createRange(); r.selectNodeContents(td);"
+        " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })")
+    assert lines and set(lines) == {1}, lines
+
+
 def test_charts_are_drawn(opened):
     _, page = opened
     drawn = page.evaluate(

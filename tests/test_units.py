@@ -1636,3 +1636,15 @@ def test_the_digest_joins_themes_by_name_says_its_notes_and_counts_what_it_leave
     assert "- Documentation: 4 PRs in 2 repositories — acme/a (3), acme/b (1)" in md
     assert "### acme/a\n\n> ⚠ This week is still in progress.\n" in md
     assert "acme/a (#1, #2, #3, #4, #5, 3 more)" in md
+
+
+def test_a_table_cells_sentence_is_cut_between_words_and_outside_code_spans():
+    """verl #6350's key contribution ended "… emitted in the \\`use_r…": the cut left a code
+    span open, which Markdown showed as a stray backtick and HTML as half an identifier."""
+    from repobrief.engines.offline import _short
+
+    text = ("Fix `FSDPEngineWithLMHead.prepare_model_outputs` so that distillation top-k outputs are emitted in "
+            "the `use_remove_padding=False` path of the engine")
+    cut = _short(text)
+    assert cut == "Fix `FSDPEngineWithLMHead.prepare_model_outputs` so that distillation top-k outputs are emitted in the…"
+    assert cut.count("`") % 2 == 0 and len(cut) <= 110

@@ -91,7 +91,7 @@ def _short(sentence: str, limit: int = 110) -> str:
             if s.count("(", 0, i) == s.count(")", 0, i):  # not inside parentheses
                 return s[:i]
             i = s.find(sep, i + 1)
-    return s[: limit - 1].rstrip() + "…"
+    return clip(s, limit, at_word=True)  # between words, and not inside a code span ("in the `use_r…")
 
 
 class OfflineEngine(Engine):
