@@ -136,6 +136,27 @@ _REMOVAL = re.compile(r"^(?:(remov|drop|delet)|(deprecat))\w*\b(?!.{0,40}\b(?:un
                       r"useless|unnecessary|typos?|prints?|logs?|comments?|whitespace|imports?)\b)", re.I)
 
 
+# A title that takes away what users run with, whatever its type or tags: "Remove
+# `--eager-loader/--lazy-loader` options", "drop support for Python 3.8", "Drop end of life
+# python versions", "bump the minimum Python to 3.9" (flask marks none of these breaking;
+# verl's `!` and [BREAKING] are read from the title itself).
+_TAKES_AWAY = re.compile(
+    r"^(?:remov|drop|delet)\w*\b(?:(?!\b(?:unused|dead|redundant|duplicat\w*|debug|stale|useless|unnecessary|internal"
+    r"|private|tests?)\b).){0,60}?\b(?:options?|flags?|(?:cli\s+)?arguments|parameters?|config(?:uration)?\s+(?:keys?|options?)"
+    r"|settings?|commands?|python\s*(?:\d[\d.]*|versions?|support)|support\s+for\s+python)\b"
+    r"(?!\s+(?:in|from|of)\s+(?:the\s+)?(?:tests?|ci|examples?|docs?|scripts?|makefile|e2e\w*)\b)"
+    r"|^(?:bump|raise|increase|require|set)\w*\b.{0,30}?\b(?:minimum|min|required)\s+(?:supported\s+)?python\b",
+    re.I,
+)
+
+
+@lru_cache(maxsize=1 << 11)
+def takes_away(title: str) -> bool:
+    """Whether a PR's title says it removes options, commands or supported Python versions
+    users rely on (a breaking change however it is labelled)."""
+    return _TAKES_AWAY.match(parse_title(title).description) is not None
+
+
 @lru_cache(maxsize=1 << 11)  # asked by the composer and the risks for the same titles
 def removal_kind(title: str) -> str | None:
     """"removal" for a PR whose title removes or drops something ("remove mindspeedllm

@@ -208,6 +208,17 @@ def test_an_empty_section_says_why_in_markdown_and_on_the_page(verl_repo, tmp_pa
         assert empty[sid].endswith(said["no_prs"]), sid
     assert empty["risks"].endswith(said["no_risks"])
 
+def test_flask_dropping_python_versions_is_called_a_breaking_change(flask_repo):
+    """flask marks no breaking change in its titles, and no flask week said one, though
+    #5731 "drop end of life python versions" leaves users of those versions behind."""
+    code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2025-W20", "--lang", "en",
+                           "--format", "json")
+    assert code == 0
+    rep = json.loads(out)
+    assert [p["number"] for p in rep["pull_requests"] if p["breaking"]] == [5731]
+    assert "#5731 (Drop end of life python versions) is a breaking change" in rep["sections"]["summary"]["text"]
+
+
 def test_a_quiet_week_is_not_called_a_spike_or_a_large_change(flask_repo):
     """flask 2026-W04 (two small PRs) once read "well above its usual level; expect follow-up
     fixes" for a module with one PR, and "one of the largest changes of recent weeks (14 lines)"."""

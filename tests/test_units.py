@@ -1648,3 +1648,25 @@ def test_a_table_cells_sentence_is_cut_between_words_and_outside_code_spans():
     cut = _short(text)
     assert cut == "Fix `FSDPEngineWithLMHead.prepare_model_outputs` so that distillation top-k outputs are emitted in the…"
     assert cut.count("`") % 2 == 0 and len(cut) <= 110
+
+
+@pytest.mark.parametrize(("title", "breaks"), [
+    ("remove `--eager-loader/--lazy-loader` options", True),  # flask #4718
+    ("drop end of life python versions (#5731)", True),  # flask #5731
+    ("drop support for Python 3.8 (#5623)", True),
+    ("remove deprecated as_tuple parameter from test_client", True),  # flask #4417: an API's parameter
+    ("Bump minimum Python to 3.9", True),
+    ("[ci] chore: remove unused parameter", False),
+    ("remove debug flag", False),
+    ("remove redundant config keys", False),
+    ("[megatron] fix: remove the demising model.enable_gradient_checkpointing flags in the script (#2691)", False),
+    ("fix: drop invalid settings in tests", False),
+    ("Remove now obsolete 'audit' command from Makefile", False),
+])
+def test_a_title_that_takes_options_or_python_versions_away_is_breaking(title, breaks):
+    """flask marks no breaking change in its titles: over its whole history repobrief found
+    none, though it removed CLI options and dropped Python versions. verl's history gains
+    none from this (its 50 breaking PRs are the same)."""
+    from repobrief.conventions import takes_away
+
+    assert takes_away(title) is breaks

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..config import Settings
-from ..conventions import ParsedTitle, parse_title
+from ..conventions import ParsedTitle, parse_title, takes_away
 from ..models import PullRequest
 from . import files as fk
 
@@ -182,6 +182,9 @@ def classify(pr: PullRequest, settings: Settings, project: str = "") -> Classifi
     elif ptype in ("chore", "other") and from_files in ("docs", "ci", "test", "deps"):
         ptype = from_files
     minor_only = bool(pr.files) and all(fk.is_minor(f.path) for f in pr.files)
+    # options, commands or Python versions taken away break their users, unless only tests,
+    # CI, docs or examples changed (a CI job's proxy settings)
+    breaking = breaking or (not minor_only and ptype not in ("ci", "test", "docs") and takes_away(pr.title))
     named = title_terms(parsed.description) | set(modules)
     terms = set(named)
     for d in {f.path.rpartition("/")[0] for f in pr.files[:200]}:
