@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,39 @@ from .config import Settings
 from .i18n import Catalog
 from .models import Commit, PRAnalysis, PullRequest, Risk, Theme
 from .window import Window
+
+# Addresses many people commit from (a machine's default, a placeholder): sharing one
+# says nothing of being one person.
+_SHARED_EMAIL = re.compile(r"^(?:root|admin|user|you|me|git|ubuntu|noreply|no-reply|none|unknown)@|@(?:localhost|example\.\w+)"
+                           r"$|^noreply@github\.com$", re.I)
+
+
+def people(items: Iterable[PullRequest | Commit]) -> list[list[str]]:
+    """The authors of `items` as people, each the list of names it went by (most used
+    first): names that share an e-mail address, or differ only in case, are one person
+    ("Peter Sheng" and "shengguangming" committing from one address; "HL" and "Haibin
+    Lin"), as telling first-time contributors already takes them."""
+    parent: dict[str, str] = {}
+
+    def root(k: str) -> str:
+        while parent.setdefault(k, k) != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    uses: Counter[str] = Counter()
+    for it in items:
+        uses[it.author] += 1
+        keys = [f"n:{it.author.lower()}"]
+        if it.author_email and not _SHARED_EMAIL.search(it.author_email):
+            keys.append(f"e:{it.author_email.lower()}")
+        for k in keys[1:]:
+            parent[root(k)] = root(keys[0])
+        root(keys[0])
+    groups: dict[str, list[str]] = {}
+    for name in uses:
+        groups.setdefault(root(f"n:{name.lower()}"), []).append(name)
+    return [sorted(names, key=lambda n: -uses[n]) for names in groups.values()]
 
 
 @dataclass
@@ -112,8 +146,7 @@ def compute_stats(
     threshold: float,
 ) -> dict:
     """The week's figures; `written`: the themes the report writes about (each gets a trend)."""
-    authors = Counter(p.author for p in prs)
-    authors.update(c.author for c in direct)
+    authors = people([*prs, *direct])
     by_type = Counter(analyses[p.number].type for p in prs)
     by_module: Counter[str] = Counter()
     for p in prs:

@@ -437,11 +437,12 @@ def build_week(span: Span, engine, window: Window, *, store=None, now: datetime 
     # The same authors as the week's contributors: PR authors and direct committers.
     first_time = None
     if earlier_authors is not None:
-        first_time = {
-            p.author for p in week_prs
-            if p.author.lower() not in earlier_authors and (p.author_email or "").lower() not in earlier_authors
-        } | {c.author for c in direct
-             if c.author.lower() not in earlier_authors and (c.author_email or "").lower() not in earlier_authors}
+        from .aggregate import people
+
+        # a person is new when none of the names or addresses they went by this week is known
+        known = {p.author for p in [*week_prs, *direct]
+                 if p.author.lower() in earlier_authors or (p.author_email or "").lower() in earlier_authors}
+        first_time = {names[0] for names in people([*week_prs, *direct]) if not known.intersection(names)}
     calib_start = _calibration_start(_periods(window, settings.baseline_weeks), window)
     calib = [p for p in span.between(calib_start, window.end) if p.lines_known and p.files]
     if diffs is None:

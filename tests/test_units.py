@@ -1670,3 +1670,20 @@ def test_a_title_that_takes_options_or_python_versions_away_is_breaking(title, b
     from repobrief.conventions import takes_away
 
     assert takes_away(title) is breaks
+
+
+def test_names_that_share_an_address_are_one_contributor():
+    """verl 2024-W44 read "2 contributors, including 2 first-time contributors": "Peter
+    Sheng" and "shengguangming", committing from one address, were counted twice (telling
+    who is new already took them as one). A placeholder address many people commit from
+    joins nobody."""
+    from repobrief.aggregate import people
+    from repobrief.models import PullRequest
+
+    def pr(n, author, email):
+        return PullRequest(number=n, title="t", body="", author=author, author_email=email,
+                           merged_at=datetime(2026, 1, 5, tzinfo=UTC))
+
+    got = people([pr(1, "Peter Sheng", "ps@x.io"), pr(2, "shengguangming", "PS@x.io"), pr(3, "shengguangming", "ps@x.io"),
+                  pr(4, "hl", "hl@x.io"), pr(5, "HL", None), pr(6, "Ann", "root@localhost"), pr(7, "Bo", "root@localhost")])
+    assert sorted(got) == [["Ann"], ["Bo"], ["hl", "HL"], ["shengguangming", "Peter Sheng"]]
