@@ -1687,3 +1687,18 @@ def test_names_that_share_an_address_are_one_contributor():
     got = people([pr(1, "Peter Sheng", "ps@x.io"), pr(2, "shengguangming", "PS@x.io"), pr(3, "shengguangming", "ps@x.io"),
                   pr(4, "hl", "hl@x.io"), pr(5, "HL", None), pr(6, "Ann", "root@localhost"), pr(7, "Bo", "root@localhost")])
     assert sorted(got) == [["Ann"], ["Bo"], ["hl", "HL"], ["shengguangming", "Peter Sheng"]]
+
+
+@pytest.mark.parametrize(("path", "dev"), [
+    ("requirements/dev.txt", True), ("requirements/tests.in", True), ("requirements/docs.txt", True),
+    ("requirements-dev.txt", True), ("requirements_test.txt", True), ("docs/requirements-docs.txt", True),
+    ("requirements.txt", False), ("requirements-npu.txt", False), ("requirements/build.txt", False),
+    ("pyproject.toml", False), ("requirements/base.txt", False),
+])
+def test_the_pins_of_the_projects_own_tools_are_no_users_dependency(path, dev):
+    """78 flask PRs (Dependabot bumps of requirements/dev.txt, tests.txt, docs.txt) were told
+    to users as "rebuild environments, pinned versions may conflict"; none is installed by a
+    user. (4 verl PRs changed only docs/requirements-docs.txt.)"""
+    from repobrief.analysis.files import is_dev_manifest
+
+    assert is_dev_manifest(path) is dev

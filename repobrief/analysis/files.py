@@ -93,6 +93,25 @@ def is_dependency(path: str) -> bool:
     return kinds(path) & DEPENDENCY != 0
 
 
+# A manifest of the project's own development tools: its tests', docs', linters' and CI's
+# pins (flask's requirements/dev.txt, tests.in, docs.txt; requirements-dev.txt), which no
+# user installs.
+_DEV_MANIFEST = re.compile(r"(?:^|[/_.-])(?:dev|develop|docs?|tests?|testing|typing|lint|style|ci|pre-commit|mypy|tox)"
+                           r"(?:[/_.-]|$)", re.I)
+
+
+def is_dev_manifest(path: str) -> bool:
+    """A dependency manifest only the project's developers install (see `_DEV_MANIFEST`)."""
+    if not is_dependency(path):
+        return False
+    folder, _, name = path.rpartition("/")
+    stem = name.rsplit(".", 1)[0].lower()
+    if folder.rpartition("/")[2] == "requirements":  # requirements/dev.txt: the file's own name says it
+        return _DEV_MANIFEST.search(stem) is not None
+    rest = stem.removeprefix("requirements").removeprefix("constraints")  # requirements-dev.txt
+    return rest != stem and _DEV_MANIFEST.search(rest) is not None
+
+
 def is_config(path: str) -> bool:
     return kinds(path) & CONFIG != 0
 

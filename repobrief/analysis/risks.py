@@ -101,9 +101,13 @@ def pr_risks(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisConte
     modules = module_changes(pr, packages)
     if modules:
         out.append(Risk("module_removed", "high", [n], modules))  # imports of it fail, as a removed key does
-    deps = [f.path for f in pr.files if fk.is_dependency(f.path) and _changes_requirements(f.path, ctx.diffs.get(n))]
+    manifests = [f.path for f in pr.files if fk.is_dependency(f.path)]
+    # the pins of the project's own tests, docs and linters (requirements/dev.txt) are nobody's install
+    users = [p for p in manifests if not fk.is_dev_manifest(p)]
+    deps = [p for p in users if _changes_requirements(p, ctx.diffs.get(n))]
     ci_only = bool(pr.files) and all(fk.is_ci(f.path) for f in pr.files)  # a CI action's version is no user's dependency
-    if deps or (not ci_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)
+    dev_only = bool(manifests) and not users
+    if deps or (not ci_only and not dev_only and c.type in ("deps", "build", "chore", "ci") and _DEP_WORDS.search(pr.title)
                 and not release_version(pr.title)):  # "bump version to 0.10.0.dev" is the project's own
         ev = [f"changes {', '.join(deps[:3])}"] if deps else [f"title: {pr.title[:120]}"]
         out.append(Risk("dependency_change", "medium", [n], ev))
