@@ -49,6 +49,11 @@ _TAG_SEP = re.compile(r"[,/|]")  # between the modules of one tag or scope
 BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?changes?)?$", re.IGNORECASE)
 # Words at the start of a plain title that tell its type.
 _PLAIN_TYPE_WORDS = [
+    # the project's own linters and formatters ("Add pre-commit config for flake8", "Fix style
+    # issues on master using Black"): no feature or fix a user gets
+    (re.compile(r"^(?:add|adds|added|use|apply|run|enable|configure|set ?up|update|fix|fixes|format|reformat)\b.{0,40}?"
+                r"\b(?:pre-commit|flake8|black(?![\s-]*list)|isort|pylint|ruff|codespell|pyupgrade|prettier|linters?|linting"
+                r"|formatter|style (?:issues|checks?|errors))\b", re.I), "style"),
     (re.compile(r"^(?:fix|fixes|fixed|fixing|correct|resolve|repair|handle)\b", re.I), "fix"),
     (re.compile(r"^(?:add|adds|added|support|introduce|implement|enable|allow|new)\b", re.I), "feat"),
     (re.compile(r"^(?:update|bump|upgrade|pin)\b.*\b(?:dependenc|requirement|version|deps)\b", re.I), "deps"),

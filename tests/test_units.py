@@ -1702,3 +1702,14 @@ def test_the_pins_of_the_projects_own_tools_are_no_users_dependency(path, dev):
     from repobrief.analysis.files import is_dev_manifest
 
     assert is_dev_manifest(path) is dev
+
+
+@pytest.mark.parametrize("title", ["Add pre-commit config for flake8", "Fix style issues on master using Black",
+                                   "use ruff linter and formatter (#5331)", "apply reorder-python-imports pre-commit config"])
+def test_a_title_about_the_projects_linters_is_style_not_a_feature(title):
+    """flask's "Add pre-commit config for flake8" scored 7.0 as a new feature, above user-facing
+    fixes, and the report told users to try it."""
+    from repobrief.conventions import parse_title
+
+    assert parse_title(title).type == "style"
+    assert parse_title("Add a black list of hosts to the dev server").type == "feat"  # a tool's name needs the word alone
