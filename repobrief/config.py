@@ -88,6 +88,7 @@ class ImportanceWeights:
     style: float = 0.2
     other: float = 1.0
     breaking: float = 1.5
+    release: float = 3.0  # a version released (not a development version): what downstream users pin to
     size_max: float = 2.0
     files_max: float = 0.8
     modules_each: float = 0.3

@@ -219,6 +219,21 @@ def test_flask_dropping_python_versions_is_called_a_breaking_change(flask_repo):
     assert "#5731 (Drop end of life python versions) is a breaking change" in rep["sections"]["summary"]["text"]
 
 
+def test_a_release_week_tells_users_to_plan_the_upgrade(flask_repo):
+    """flask 2024-W46 released 3.1.0: the release PR scored 0.8 and read "It is routine
+    maintenance.", and no recommendation said to upgrade."""
+    code, out, _ = run_cli("report", str(flask_repo), "--name", "pallets/flask", "--week", "2024-W46", "--lang", "en",
+                           "--format", "json")
+    assert code == 0
+    rep = json.loads(out)
+    release = next(p for p in rep["pull_requests"] if p["number"] == 5640)
+    assert "releases 3.1.0 +3.0" in release["importance_reasons"]
+    change = next(i["text"] for i in rep["sections"]["key_changes"]["items"] if i["prs"] == [5640])
+    assert change.startswith("It releases version 3.1.0") and "routine maintenance" not in change
+    first = rep["sections"]["recommendations"]["items"][0]
+    assert first["name"] == "Plan the upgrade to 3.1.0" and first["prs"] == [5640]
+
+
 def test_a_quiet_week_is_not_called_a_spike_or_a_large_change(flask_repo):
     """flask 2026-W04 (two small PRs) once read "well above its usual level; expect follow-up
     fixes" for a module with one PR, and "one of the largest changes of recent weeks (14 lines)"."""

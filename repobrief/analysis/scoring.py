@@ -15,7 +15,7 @@ import math
 import re
 from functools import lru_cache
 
-from ..conventions import CleanBody, affirmed
+from ..conventions import CleanBody, affirmed, release_version
 from ..models import PullRequest, Reason
 from . import files as fk
 from .classify import Classified
@@ -139,6 +139,9 @@ def score(pr: PullRequest, c: Classified, body: CleanBody, ctx: AnalysisContext)
         add("breaking", w.breaking, "breaking")
     if is_default_change(pr, body):
         add("default_change", w.breaking * 0.5, "changes a default")
+    released = release_version(pr.title)
+    if released and not released[1]:
+        add("release", w.release, f"releases {released[0]}")
     if pr.lines_known and pr.files:
         lines = pr.lines
         p = percentile(ctx.calibration_lines, lines)

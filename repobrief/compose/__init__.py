@@ -160,6 +160,8 @@ def _why(cat: Catalog, code: str, pr: PullRequest, a: PRAnalysis, reason_text: s
         return cat.t("why.size", lines=cat.num(pr.lines), pct=int(m.group(1)) if m else 80)
     if code == "modules":
         return cat.t("why.modules", count=len(a.modules))
+    if code == "release":
+        return cat.t("why.release", version=reason_text.removeprefix("releases "))
     if code == "linked_issue" and not reason_text.startswith("closes"):
         return cat.t("why.refers_issue")
     if code == "new_module":  # "adds package verl/foo" or "adds 6 source files", worded by the catalog
@@ -388,8 +390,12 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         sig = compat_signals(p)
         # What the compatibility sentence below says is not said twice.
         said = frozenset({"breaking"} if a.breaking else {"default_change"} if sig["default_change"] else ())
+        released = release_version(p.title)
+        if released:  # said by the release sentence below
+            said |= {"release"}
         why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
-        sentences.append(_end(cat, cat.t("key_change.why", why=why)))
+        if not (released and why == cat.get("why", f"type_{a.type}")):  # "It is routine maintenance": not a release
+            sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         notes = migration_notes(p)
         if a.breaking:
             sentences.append(cat.t("key_change.breaking"))
@@ -791,6 +797,9 @@ def recommendations(facts: WeekFacts) -> list[Item]:
         text = period_t(facts, f"rec.{key}", prs=_pr_ref(cat, prs, 4, counted=counted), **kw)
         recs.append((priority, Item(name, text + then, prs[:6])))
 
+    released = [(p.number, v[0]) for p in facts.ranked_live() if (v := release_version(p.title)) and not v[1]]
+    if released:  # what downstream users pin to: read what changed, then move to it
+        add(0, "upgrade", [n for n, _ in released], versions=cat.join([v for _, v in released]))
     breaking, config, default = kinds.get("breaking_change"), kinds.get("config_change"), kinds.get("default_change")
     # PRs whose description tells users what to change ("Migration Guide"), breaking or not.
     noted = [p.number for p in facts.ranked_live() if migration_notes(p)]

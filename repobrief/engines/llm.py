@@ -1104,6 +1104,8 @@ def _ground_unit(unit: str, value, grounds, lang: str = "en", view: FactsView | 
             problems += grounds.check_text(f"card_risks[{i}]", line) + denials(f"card_risks[{i}]", line)
         return problems + (_card_risk_problems(risks, view) if view is not None else [])
     if not value:
+        if unit == "risks" and view is not None and not view.risks:
+            return []  # nothing was detected: the report says there are no notable risks, not a made-up one
         return [f"{unit} has no entries"]
     from ..llm.grounding import pr_refs
 
