@@ -28,6 +28,17 @@ def people(items: Iterable[PullRequest | Commit]) -> list[list[str]]:
     first): names that share an e-mail address, or differ only in case, are one person
     ("Peter Sheng" and "shengguangming" committing from one address; "HL" and "Haibin
     Lin"), as telling first-time contributors already takes them."""
+    items = list(items)
+    owner: dict[str, str] = {}  # an address -> the first name (lower-cased) seen with it
+    shared = False
+    for it in items:
+        if it.author_email and owner.setdefault(it.author_email.lower(), it.author.lower()) != it.author.lower():
+            shared = not _SHARED_EMAIL.search(it.author_email)
+            if shared:
+                break
+    names = list(dict.fromkeys(it.author for it in items))
+    if not shared and len({n.lower() for n in names}) == len(names):  # most weeks: one name each
+        return [[n] for n in names]
     parent: dict[str, str] = {}
 
     def root(k: str) -> str:

@@ -1007,8 +1007,22 @@ def test_english_counts_of_one_are_singular_but_titles_stay_as_written(tmp_path)
                                    lambda b: {"pkg/core/b.py": "one line\n"})])
     assert "Keep 1 files per 1 commits" in rep.analyses[1].key_contribution
     summary = rep.sections.summary
-    assert "merged 1 PR " in summary and "(1 PR)" in summary and "adding 1 line " in summary
+    assert "merged 1 PR " in summary and "adding 1 line " in summary
     assert "1 PRs" not in summary and "1 lines" not in summary
+    from repobrief.i18n import catalog
+
+    assert catalog("en").t("summary.focus_area", name="ci", count="1") == "ci (1 PR)"
+
+
+def test_one_pr_or_a_pin_and_its_revert_is_no_concentration(tmp_path):
+    """A quiet week "concentrated on CI (1 PR)", and verl 2026-W08 "on docker (2 PRs)": a
+    torch-npu pin and its revert, which changed nothing by the week's end."""
+    rep = _week_report(tmp_path, [
+        ("[docker] chore: pin torch-npu (#5)", "2026-03-02T10:00:00+00:00", lambda b: {"docker/Dockerfile": "a\n"}),
+        ('Revert "[docker] chore: pin torch-npu (#5)" (#6)', "2026-03-03T10:00:00+00:00", lambda b: {"docker/Dockerfile": "b\n"}),
+        ("[trainer] fix: a (#7)", "2026-03-04T10:00:00+00:00", lambda b: {"pkg/core/t.py": "x\n"}),
+    ])
+    assert "concentrated on" not in rep.sections.summary
 
 
 def test_one_direct_commit_is_singular_too(tmp_path):

@@ -316,11 +316,13 @@ def summary(facts: WeekFacts) -> str:
         )
     ]
     parts += release_notes(facts)
-    # The week "concentrated on" areas of two PRs or more (one when that is all there is),
-    # the largest first; the trends section may still write about more.
-    focus = [t for t in facts.report_themes if t.count >= 2] or facts.report_themes[:1]
-    focus = sorted(focus, key=lambda t: -t.count)[:3]
-    areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in focus]
+    # The week "concentrated on" areas of two PRs or more, the largest first, counting no PR
+    # the week reverted, nor its revert (a pin and its revert changed nothing); one PR is no
+    # concentration. The trends section may still write about more.
+    undone = set(facts.reverted_by) | set(facts.reverted_by.values())
+    counts = {t.key: sum(n not in undone for n in t.prs) for t in facts.report_themes}
+    focus = sorted((t for t in facts.report_themes if counts[t.key] >= 2), key=lambda t: -counts[t.key])[:3]
+    areas = [cat.t("summary.focus_area", name=t.name, count=counts[t.key]) for t in focus]
     if areas:
         parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()
