@@ -282,3 +282,15 @@ def test_an_http_error_never_shows_the_token_and_a_500_is_not_said_to_be_retried
         _fetch(fetcher_for(server, token=SECRET))
     assert f"GitHub at {server.url} failed (500 Internal Server Error)" in str(e.value) and "retr" not in e.value.message
     assert [r.status for r in server.log][-1] == 500
+
+
+def test_an_organization_that_enforces_saml_sso_is_told_apart_from_missing_scopes(server):
+    """GitHub's answer for a token not authorized for an organization's SAML single sign-on
+    got the "needs the 'repo' scope" hint; the fix is authorizing the token, not its scopes."""
+    saml = ("Resource protected by organization SAML enforcement. You must grant your Personal Access token access to "
+            "this organization.")
+    with client_for(server) as client:
+        err = client.graphql_error([{"type": "FORBIDDEN", "message": saml}], "verl-project/verl")
+        plain = client.graphql_error([{"type": "FORBIDDEN", "message": "Resource not accessible by integration"}])
+    assert "SAML single sign-on" in err.hint and "Configure SSO" in err.hint and "'repo' scope" not in err.hint
+    assert "SAML" not in (plain.hint or "")

@@ -505,7 +505,7 @@ class GitHubClient:
             if status == 403:
                 return SourceError(
                     f"GitHub at {where} refused the request (403 {message or 'Forbidden'})",
-                    self._scope_hint() or "the token lacks access to this repository or API; check its scopes and the organization's SSO authorization",
+                    _sso_hint(message) or self._scope_hint() or "the token lacks access to this repository or API; check its scopes and the organization's SSO authorization",
                 )
             if status == 404:
                 raw = exc.response.raw_response
@@ -586,7 +586,8 @@ class GitHubClient:
         if types & {"INSUFFICIENT_SCOPES", "FORBIDDEN"}:
             return SourceError(
                 f"the token from {self.token.origin} may not read this: {first}",
-                self._scope_hint() or "grant the token read access to the repository's pull requests (classic token: the 'repo' scope)",
+                _sso_hint(first) or self._scope_hint()
+                or "grant the token read access to the repository's pull requests (classic token: the 'repo' scope)",
             )
         return SourceError(f"GitHub GraphQL error: {first}")
 
@@ -598,6 +599,15 @@ class GitHubClient:
             return None
         have = ", ".join(scopes) or "none"
         return f"the token's scopes are: {have}; a private repository needs the 'repo' scope (classic token) or read access to pull requests (fine-grained token)"
+
+
+def _sso_hint(message: str) -> str | None:
+    """GitHub's answer for an organization that enforces SAML single sign-on ("Resource
+    protected by organization SAML enforcement"): the token needs authorizing, not scopes."""
+    if "saml" not in message.lower():
+        return None
+    return ("the organization requires SAML single sign-on: authorize the token for it (GitHub: Settings → "
+            "Developer settings → Personal access tokens → Configure SSO → Authorize), or `gh auth refresh` for gh's")
 
 
 def _github_message(response: httpx.Response) -> str:
