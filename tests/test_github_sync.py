@@ -241,3 +241,18 @@ def test_many_prs_updated_in_the_same_second_do_not_stall_the_sync(tmp_path):
         result = sync_repository(fetcher_for(server, page_size=5), store, W26_START, now=NOW)
         assert result.new == 22 and set(_rows(store).values()) == {1}
         assert result.pages <= 6  # the cursor moved on instead of repeating the same page
+
+
+def test_more_prs_updated_in_one_second_than_a_search_returns_are_all_synced(tmp_path):
+    """A search returns at most 1,000 results (here 10): a bulk edit touching 1,100 PRs in one
+    second left the cursor at the cap, and the sync stored 1,000 and said it had them all.
+    That second's PRs are read by merge time, split until each part fits."""
+    prs = verl(W26_START, W26_END)
+    for p in prs:
+        p.updated_at = NOW
+    with serve(FakeGitHub(search_cap=10), prs) as server, open_store(tmp_path / "s.db") as store:
+        f = fetcher_for(server, page_size=5, search_cap=10)
+        result = sync_repository(f, store, W26_START, now=NOW)
+        assert result.new == 22 and set(_rows(store).values()) == {1}
+        assert len(store.load_pull_requests(REPO, None, None)) == 22
+        assert f.splits >= 1

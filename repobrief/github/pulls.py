@@ -135,12 +135,17 @@ class PullRequestFetcher:
 
     def merged_between(self, start: datetime, end: datetime) -> Iterator[Fetched]:
         """PRs merged in [start, end), splitting ranges that exceed the search cap."""
+        yield from (self.complete(n) for n in self.merged_nodes(start, end))
+
+    def merged_nodes(self, start: datetime, end: datetime, extra: str = "") -> Iterator[dict]:
+        """The search nodes of the report's branch's PRs merged in [start, end) (and matching
+        the qualifiers `extra`), splitting ranges that exceed the search cap."""
         last = end - timedelta(seconds=1)
         start = start.astimezone(UTC).replace(microsecond=0)
         if last < start:
             return
-        query = f"{self.base_query()} merged:{search_time(start)}..{search_time(last)} sort:created-asc"
-        pages = self.search_pages(query)
+        query = f"{self.base_query()} merged:{search_time(start)}..{search_time(last)} {extra} sort:created-asc"
+        pages = self.search_pages(" ".join(query.split()))
         count, first, _cursor, _more = next(pages)
         if count > self.search_cap:
             pages.close()
@@ -151,12 +156,12 @@ class PullRequestFetcher:
                 )
             self.splits += 1
             middle = start + timedelta(seconds=int(span // 2))
-            yield from self.merged_between(start, middle)
-            yield from self.merged_between(middle, end)
+            yield from self.merged_nodes(start, middle, extra)
+            yield from self.merged_nodes(middle, end, extra)
             return
-        yield from (self.complete(n) for n in first if self.on_branch(n))
+        yield from (n for n in first if self.on_branch(n))
         for _count, page, _cursor, _more in pages:
-            yield from (self.complete(n) for n in page if self.on_branch(n))
+            yield from (n for n in page if self.on_branch(n))
 
     def by_numbers(self, numbers: list[int], batch: int = 20) -> dict[int, Fetched | None]:
         """Fetch PRs by number, `batch` per request; unknown numbers map to None."""

@@ -149,12 +149,16 @@ def sync_repository(
                "low": low.isoformat() if low and gap is None else None}
     extra["pending"] = pending
     last_synced = state.last_synced_at if state else None
-    phases: list[tuple[str, datetime | None]] = [(f"merged:>={search_time(gap or merged_from)}", low)]
+    # each phase: the merged range it reads (as a search qualifier and as [start, end)), and its low
+    phases: list[tuple[str, datetime, datetime, datetime | None]] = [
+        (f"merged:>={search_time(gap or merged_from)}", gap or merged_from, run_start + timedelta(seconds=1), low)]
     if gap is not None:  # the earlier range first, whole
-        phases.insert(0, (f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", None))
-    for i, (merged, low) in enumerate(phases):
+        phases.insert(0, (f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", merged_from,
+                          gap, None))
+    for i, (merged, phase_start, phase_end, low) in enumerate(phases):
         last_phase = i == len(phases) - 1
         cursor: str | None = None
+        paged = 0  # results of this query read through its cursor
         while True:
             query = f"{fetcher.base_query()} {merged}"
             if low is not None:
@@ -169,13 +173,23 @@ def sync_repository(
                 break
             page_max = max(updated_at(n) for n in page)
             high = page_max if high is None else max(high, page_max)
+            paged += len(page)
+            if low is not None and page_max <= low and not has_next and count > paged:
+                # More PRs updated in one second (a bulk edit) than a search returns: the
+                # cursor stopped at the cap. That second's PRs are read by merge time,
+                # split until each part fits, and the sync goes on after it.
+                second = search_time(low)
+                _save(fetcher, store, repo, list(fetcher.merged_nodes(phase_start, phase_end, f"updated:{second}..{second}")),
+                      known, result)
+                low, cursor, paged = low + timedelta(seconds=1), None, 0
+                continue
             if not has_next:
                 break
             if low is not None and page_max <= low:
                 # a full page of PRs updated in the same second: only the cursor moves on
                 cursor = end_cursor
             else:
-                cursor = None
+                cursor, paged = None, 0
                 low = page_max
             if last_phase:
                 pending["low"] = low.isoformat() if low else None
