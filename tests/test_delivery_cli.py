@@ -493,7 +493,7 @@ def test_site_from_the_github_api(tmp_path, monkeypatch):
     assert TOKEN not in err
 
 
-@pytest.mark.parametrize("kind", ["no scheme", "too long"])
+@pytest.mark.parametrize("kind", ["no scheme", "too long", "too long in bytes"])
 @pytest.mark.parametrize("where", ["flag", "environment", "config"])
 def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_path, monkeypatch, where, kind):
     """A link without its scheme would be dropped from the card: the card would go out
@@ -504,8 +504,10 @@ def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_p
     receiver = Receiver("slack")
     server.expect_request(f"/services/T/B/{TOKEN}", method="POST").respond_with_handler(receiver)
     url = server.url_for(f"/services/T/B/{TOKEN}")
-    bad = "reports.example.com/verl/2026-W26.html" if kind == "no scheme" else \
-        f"https://reports.example.com/{'a' * 2000}.html"
+    bad = {"no scheme": "reports.example.com/verl/2026-W26.html",
+           "too long": f"https://reports.example.com/{'a' * 2000}.html",
+           # 700 characters, but 2,133 bytes: WeCom's card went over its 4,096 bytes
+           "too long in bytes": f"https://reports.example.com/{'周' * 700}.html"}[kind]
     monkeypatch.chdir(tmp_path)
     args = ["publish", str(week26[".json"])]
     if where == "config":
@@ -520,7 +522,8 @@ def test_publish_cli_refuses_a_link_the_card_could_not_use(week26, server, tmp_p
     named = {"flag": "--link", "environment": "REPOBRIEF_PUBLISH_LINK", "config": "option 'publish[0].link'"}[where]
     assert (code, receiver.received) == (3 if where == "config" else 2, [])
     assert named in err and TOKEN not in out + err
-    assert (bad in err) if kind == "no scheme" else ("2,033 characters long" in err and "at most 2,000" in err)
+    said = {"no scheme": bad, "too long": "2,033 bytes long as sent", "too long in bytes": "2,133 bytes long as sent"}[kind]
+    assert said in err and (kind == "no scheme" or "at most 2,000" in err)
 
 
 def test_help_shows_config_table_names():

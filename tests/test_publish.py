@@ -407,6 +407,20 @@ def test_a_robots_post_times_are_shared_by_every_process_and_hold_no_secret(tmp_
     assert TOKEN not in kept.name and "dingtalk" not in kept.read_text()
 
 
+def test_a_damaged_file_of_post_times_loses_its_times_not_the_post(tmp_path):
+    """A byte that is not ASCII in the file (a half-written line, a stray edit) raised
+    UnicodeDecodeError on every later post to that robot, until the file was deleted."""
+    import hashlib
+
+    from repobrief.publish.pacing import take_slot
+
+    hook = f"https://oapi.dingtalk.com/robot/send?access_token={TOKEN}"
+    kept = tmp_path / hashlib.sha256(hook.encode()).hexdigest()[:32]
+    kept.write_bytes(b"1000.000\n\xe2\x80\x8b\nnot a time\n")
+    take_slot(hook, ((2, 60.0),), clock=lambda: 1001.0, sleep=no_sleep, why="test", folder=tmp_path)
+    assert kept.read_text().split() == ["1000.000", "1001.000"]
+
+
 def test_a_blocked_dingtalk_robot_is_said_and_not_retried(receiver):
     """130101 ("send too fast") blocks the robot for ten minutes: retrying after 1, 2 and 4
     seconds only added requests."""

@@ -321,8 +321,8 @@ def summary(facts: WeekFacts) -> str:
     # concentration. The trends section may still write about more.
     undone = set(facts.reverted_by) | set(facts.reverted_by.values())
     counts = {t.key: sum(n not in undone for n in t.prs) for t in facts.report_themes}
-    focus = sorted((t for t in facts.report_themes if counts[t.key] >= 2), key=lambda t: -counts[t.key])[:3]
-    areas = [cat.t("summary.focus_area", name=t.name, count=counts[t.key]) for t in focus]
+    focus = sorted((t for t in facts.report_themes if counts[t.key] >= 2), key=lambda t: -t.count)[:3]
+    areas = [cat.t("summary.focus_area", name=t.name, count=t.count) for t in focus]  # the count the trends give
     if areas:
         parts.append(period_t(facts, "summary.focus", areas=cat.join(areas)))
     ranked = facts.ranked_live()

@@ -1059,7 +1059,7 @@ def _advisory_problems(where: str, texts: list[str], view: FactsView | None) -> 
 # The longest text one field of an answer may hold, in characters: a report is read in
 # minutes, and an answer padded with pages (a model looping, or doing what a PR's body
 # asks) would reach every output and the store. The offline texts of verl's busiest weeks
-# are a third of these at most.
+# are half of these at most.
 TEXT_MAX = {"sentence": 400, "item": 1500, "summary": 3000}
 
 

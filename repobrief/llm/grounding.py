@@ -64,7 +64,7 @@ _NUMBER = re.compile(
 _COUNT_NOUN = re.compile(
     r"^\s*(?:个|位|名|人|项|次|条|笔|处|行)|^\s*(?:(?:new|first[- ]time)\s+)?"
     r"(?:PRs?\b|pull requests?\b|contributors?\b|authors?\b|newcomers?\b|commits?\b|merged\b|merges\b|patches\b|changes\b|lines?\b"
-    r"|(?:people|developers|engineers|users)\s+(?:contributed|authored|submitted|sent)\b)",
+    r"|(?:people|developers)\s+contributed\b)",
     re.I,
 )
 # What a count counts, when it says so: the text right after the number names the
@@ -76,7 +76,7 @@ _COUNT_KIND = re.compile(
     r"|(?P<prs>(?:new\s+|merged\s+)?(?:PRs?|pull\s+requests?|merges|patches)\b|个\s*(?:PR|拉取请求|合并请求)"
     r"|changes\s+(?:were\s+|have\s+been\s+|got\s+)?(?:merged|landed)\b)"  # "60 changes were merged"
     r"|(?P<contributors>(?:contributors?|authors?)\b|(?:位|名|人)\s*(?:贡献者|作者|开发者)"
-    r"|(?:people|developers|engineers|users)\s+(?:contributed|authored|submitted|sent)\b)"  # "99 people contributed"
+    r"|(?:people|developers)\s+contributed\b)"  # "99 people contributed"
     r"|(?P<lines>lines?\b|行)"
     r")",
     re.I,

@@ -50,22 +50,32 @@ def take_slot(key: str, windows: tuple[Window, ...], *, clock: Callable[[], floa
     except (ImportError, OSError) as e:  # no fcntl (Windows), or nowhere to keep the times
         log.debug("posting unpaced: %s", e)
         return
-    with os.fdopen(fd, "r+", encoding="ascii") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file is closed
-        longest = max(seconds for _, seconds in windows)
-        now = clock()
-        times = sorted(t for t in _times(fh.read()) if now - longest < t <= now)
-        wait = max((recent[-count] + seconds - now for count, seconds in windows
-                    if len(recent := [t for t in times if t > now - seconds]) >= count), default=0.0)
-        if wait > 0:
-            if wait >= 1:
-                log.warning("waiting %.0f s before posting: %s", wait, why)
-            sleep(wait)
-            now = max(clock(), now + wait)
-        times = [t for t in times if t > now - longest] + [now]
-        fh.seek(0)
-        fh.truncate()
-        fh.write("".join(f"{t:.3f}\n" for t in times))
+    with os.fdopen(fd, "r+", encoding="ascii", errors="replace") as fh:  # a damaged byte loses its line only
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file is closed
+            _wait_and_note(fh, windows, clock, sleep, why)
+        except OSError as e:  # a file system without locks, a full disk: the post goes out unpaced
+            log.debug("posting unpaced: %s", e)
+
+
+def _wait_and_note(fh, windows: tuple[Window, ...], clock: Callable[[], float], sleep: Callable[[float], None],
+                   why: str) -> None:
+    """Under the lock: wait for room in every window, then write the times back with this post's."""
+    longest = max(seconds for _, seconds in windows)
+    now = clock()
+    times = sorted(t for t in _times(fh.read()) if now - longest < t <= now)
+    wait = max((recent[-count] + seconds - now for count, seconds in windows
+                if len(recent := [t for t in times if t > now - seconds]) >= count), default=0.0)
+    if wait > 0:
+        if wait >= 1:
+            log.warning("waiting %.0f s before posting: %s", wait, why)
+        sleep(wait)
+        now = max(clock(), now + wait)
+    times = [t for t in times if t > now - longest] + [now]
+    fh.seek(0)
+    fh.truncate()
+    fh.write("".join(f"{t:.3f}\n" for t in times))
+    fh.flush()  # here, where a full disk is caught, not when the file is closed
 
 
 def _times(text: str) -> Iterator[float]:

@@ -36,9 +36,13 @@ LINK_MAX = 2000
 
 
 def link_too_long(url: str) -> str | None:
-    """Why `url` is too long for a card's button, or None."""
-    if len(url.strip()) > LINK_MAX:
-        return (f"is {len(url.strip()):,} characters long; a card's button takes at most {LINK_MAX:,} "
+    """Why `url` is too long for a card's button, or None. Measured as sent: a character
+    outside ASCII is several bytes (`周` is 3), and the cards' escaping writes a parenthesis
+    as `%28`."""
+    url = url.strip()
+    sent = len(url.encode("utf-8")) + 2 * (url.count("(") + url.count(")"))
+    if sent > LINK_MAX:
+        return (f"is {sent:,} bytes long as sent; a card's button takes at most {LINK_MAX:,} "
                 "(Slack drops a longer one, and WeCom's whole message is 4,096 bytes)")
     return None
 
