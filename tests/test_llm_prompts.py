@@ -196,5 +196,10 @@ def test_a_summary_that_says_nothing_breaks_denies_the_breaking_change():
         assert denies_breaking(text), text
     for text in ("#12 adds X, and nothing in it breaks users.", "Upgrade carefully: #6823 breaks old configs.",
                  "Nothing else stands out.", "#6526 is backward compatible for fp32 runs.",
-                 "Upgrading is safe once configs are migrated per #6823."):
+                 "Upgrading is safe once configs are migrated per #6823.",
+                 # negated, to be checked, or conditional: no claim (the review of the thirty-second session)
+                 "Not all changes this week are backward compatible: #12 removes --foo.",
+                 "Run your own test suite to confirm that it is safe to upgrade.",
+                 "Upgrading is safe only after migrating the config.", "Not every change this week is backward compatible.",
+                 "本周并非所有变更都向后兼容。", "请先确认升级是安全的。"):
         assert not denies_breaking(text), text

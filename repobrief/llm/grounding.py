@@ -346,12 +346,23 @@ _NO_BREAKING = re.compile(
 _THE_SPAN = re.compile(rf"\b(?:this|the)\s+(?:week|period|day)\b|{_SPAN_ZH}", re.I)
 
 
+# Words that make a match no claim: negated ("not all changes are backward compatible",
+# "并非所有变更都向后兼容"), put as a thing to check ("confirm that it is safe to upgrade",
+# "请先确认升级是安全的"), or made conditional ("upgrading is safe only after migrating").
+_HEDGED_BEFORE = re.compile(r"(?:\b(?:not|never|confirm|check|verify|ensure|whether|if|unless)\b(?:\W+\w+){0,4}\W*"
+                            r"|(?:并非|不是|未必|确认|检查|是否|如果|假如)[^，。,；;]{0,8})$", re.I)
+_HEDGED_AFTER = re.compile(r"^\W*(?:only|once|after|when|if|unless|provided|as\s+long\s+as)\b|^[^。，,]{0,4}(?:之后|以后|前提)", re.I)
+
+
 def _denies(rx: re.Pattern, text: str) -> bool:
     """Whether a sentence of `text` denies what `rx` finds, of the week: a sentence that
     cites a PR speaks of that PR ("#12 adds X with no breaking changes"), unless the
-    clause says it speaks of the week ("本周无风险，重点见 #12")."""
+    clause says it speaks of the week ("本周无风险，重点见 #12"); a hedged match
+    (`_HEDGED_BEFORE`, `_HEDGED_AFTER`) claims nothing."""
     for sentence in _SENTENCE_END.split(text or ""):
         for m in rx.finditer(sentence):
+            if _HEDGED_BEFORE.search(sentence, 0, m.start()) or _HEDGED_AFTER.search(sentence[m.end():]):
+                continue
             if not _PR_REF.search(sentence):
                 return True
             head = max(sentence.rfind(c, 0, m.start()) for c in ",，:：、(（")
