@@ -51,9 +51,11 @@ BREAKING_TAG = re.compile(r"^breaking(?:[ _-]?changes?)?$", re.IGNORECASE)
 _PLAIN_TYPE_WORDS = [
     # the project's own linters and formatters ("Add pre-commit config for flake8", "Fix style
     # issues on master using Black"): no feature or fix a user gets
-    (re.compile(r"^(?:add|adds|added|use|apply|run|enable|configure|set ?up|update|fix|fixes|format|reformat)\b.{0,40}?"
-                r"\b(?:pre-commit|flake8|black(?![\s-]*list)|isort|pylint|ruff|codespell|pyupgrade|prettier|linters?|linting"
-                r"|formatter|style (?:issues|checks?|errors))\b", re.I), "style"),
+    (re.compile(r"^(?!.*\b(?:compatib\w*|plugin|support\s+for|crash\w*)\b)"
+                r"(?:add|adds|added|use|apply|run|enable|configure|set ?up|update|fix|fixes|format|reformat)\b.{0,40}?"
+                r"\b(?:pre-commit|flake8|(?:using\s+|with\s+|by\s+)black|black\s+(?:config\w*|formatting|hook)|isort|pylint|ruff"
+                r"|codespell|pyupgrade|prettier|linters?|linting|lint\s+(?:errors|issues|warnings)"
+                r"|style\s+(?:issues|checks?|errors))\b", re.I), "style"),
     (re.compile(r"^(?:fix|fixes|fixed|fixing|correct|resolve|repair|handle)\b", re.I), "fix"),
     (re.compile(r"^(?:add|adds|added|support|introduce|implement|enable|allow|new)\b", re.I), "feat"),
     (re.compile(r"^(?:update|bump|upgrade|pin)\b.*\b(?:dependenc|requirement|version|deps)\b", re.I), "deps"),
@@ -147,9 +149,11 @@ _REMOVAL = re.compile(r"^(?:(remov|drop|delet)|(deprecat))\w*\b(?!.{0,40}\b(?:un
 # verl's `!` and [BREAKING] are read from the title itself).
 _TAKES_AWAY = re.compile(
     r"^(?:remov|drop|delet)\w*\b(?:(?!\b(?:unused|dead|redundant|duplicat\w*|debug|stale|useless|unnecessary|internal"
-    r"|private|tests?)\b).){0,60}?\b(?:options?|flags?|(?:cli\s+)?arguments|parameters?|config(?:uration)?\s+(?:keys?|options?)"
-    r"|settings?|commands?|python\s*(?:\d[\d.]*|versions?|support)|support\s+for\s+python)\b"
-    r"(?!\s+(?:in|from|of)\s+(?:the\s+)?(?:tests?|ci|examples?|docs?|scripts?|makefile|e2e\w*)\b)"
+    r"|private|tests?|temp\w*|tmp|print\w*|statements?|logs?|logging|warnings?|comments?|flake8|pylint|ruff|mypy|lint\w*"
+    r"|pre-commit|black|isort|tox)\b).){0,60}?\b(?:options?|flags?|(?:cli\s+)?arguments|parameters?"
+    r"|config(?:uration)?\s+(?:keys?|options?)|settings?|commands?|python\s*(?:\d+(?:\.\d+)*(?![\d.])|versions?|support)"
+    r"|support\s+for\s+python)\b"
+    r"(?!\s+(?:in|from|of|for)\s+(?:the\s+)?(?:tests?|testing|ci|examples?|docs?|scripts?|makefile|e2e\w*)\b)"
     r"|^(?:bump|raise|increase|require|set)\w*\b.{0,30}?\b(?:minimum|min|required)\s+(?:supported\s+)?python\b",
     re.I,
 )
