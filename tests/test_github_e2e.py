@@ -180,6 +180,8 @@ def test_a_branchs_report_and_the_default_branchs_keep_apart_in_one_store(tmp_pa
             p.base = "release-1.0"
     (tmp_path / "rel").mkdir()
     (tmp_path / "rel" / "repobrief.toml").write_text('branch = "release-1.0"\n', encoding="utf-8")
+    (tmp_path / "main").mkdir()  # the default branch named in the config: the same PRs, the same rows
+    (tmp_path / "main" / "repobrief.toml").write_text('branch = "main"\n', encoding="utf-8")
     db = str(tmp_path / "store.db")
     with serve(FakeGitHub(tokens={TOKEN: "repo"}), prs) as gh:
         def week(*config: str) -> set[int]:
@@ -191,8 +193,12 @@ def test_a_branchs_report_and_the_default_branchs_keep_apart_in_one_store(tmp_pa
         main = week()
         released = week("--config", str(tmp_path / "rel" / "repobrief.toml"))
         again = week()
+        named = week("--config", str(tmp_path / "main" / "repobrief.toml"))
     assert main and released and not main & released
-    assert released <= release and main == again
+    assert released <= release and main == again == named
+    with sqlite3.connect(db) as conn:  # naming the default branch stored nothing apart
+        names = {row[0] for row in conn.execute("SELECT name FROM repositories")}
+    assert names == {"verl-project/verl", "verl-project/verl@release-1.0"}
     # the sync a branch's offline report asks for is run with its config, on OWNER/REPO
     r = run(["report", "github:verl-project/verl", "--week", "2025-W01", "--tz", "Asia/Shanghai", "--db", db, "--offline",
              "--config", str(tmp_path / "rel" / "repobrief.toml")], tmp_path)

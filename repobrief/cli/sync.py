@@ -65,7 +65,7 @@ def sync(
                 # nothing can have merged yet, and the date would become every later sync's start
                 raise UsageError(f"--since {since} is in the future", "give the first day of the PRs to sync, e.g. --since 2026-01-01")
         else:
-            state = store.get_sync_state(stored_name(repository, settings.branch or None), SOURCE)
+            state = store.get_sync_state(stored_name(repository, settings.branch or None, store), SOURCE)
             first = (state.extra or {}).get("since") if state else None
             pending = (state.extra or {}).get("pending") if state else None
             first = first or (pending or {}).get("since")

@@ -91,11 +91,18 @@ def covered(extra: dict | None, start: datetime, end: datetime) -> bool:
 # ---------------------------------------------------------------- sync
 
 
-def stored_name(repository: str, branch: str | None) -> str:
+def stored_name(repository: str, branch: str | None, store=None) -> str:
     """The name the PRs of `repository` merged into `branch` (the default branch: None)
     and their sync state are stored under: OWNER/REPO, or OWNER/REPO@BRANCH, so that a
-    release branch's report neither reads nor adds to the default branch's PRs."""
-    return f"{repository}@{branch}" if branch else repository
+    release branch's report neither reads nor adds to the default branch's PRs. A branch
+    `store` knows as the one OWNER/REPO's PRs were read from (a sync records it: the
+    default branch, named in the config) is OWNER/REPO's."""
+    if not branch:
+        return repository
+    state = store.get_sync_state(repository, SOURCE) if store is not None else None
+    if state is not None and (state.extra or {}).get("branch") == branch:
+        return repository
+    return f"{repository}@{branch}"
 
 
 def sync_repository(
@@ -109,7 +116,7 @@ def sync_repository(
 ) -> SyncResult:
     """Fetch PRs merged since `since` that are new or changed since the last sync
     and upsert them into `store` (under `stored_name`). Safe to interrupt and run again."""
-    repo = stored_name(fetcher.repository, fetcher.configured_branch)
+    repo = stored_name(fetcher.repository, fetcher.configured_branch, store)
     since = since.astimezone(UTC)
     run_start = (now or datetime.now(UTC)).astimezone(UTC)
     result = SyncResult(repo, since)
@@ -199,6 +206,8 @@ def sync_repository(
 
     extra.pop("pending", None)
     extra["since"] = merged_from.isoformat()
+    if fetcher.branch:  # the branch read (the default one, learnt from the first search): see `stored_name`
+        extra["branch"] = fetcher.branch
     if fetcher.created is not None:  # what `began` says offline
         extra["created"] = fetcher.created.isoformat()
     extra = add_range(extra, merged_from, run_start)
@@ -239,7 +248,7 @@ def _save(fetcher, store, repo: str, page: list[dict], known: dict, result: Sync
 
 
 def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | None = None, end: datetime | None = None,
-                 created: datetime | None = None) -> None:
+                 created: datetime | None = None, branch: str | None = None) -> None:
     """Store PRs fetched outside a sync (a report's week, an enrichment); with
     [start, end) the range is recorded as stored, with when the repository was made."""
     if fetched:
@@ -249,6 +258,8 @@ def save_fetched(store, repo: str, fetched: list[Fetched], start: datetime | Non
         extra = add_range(state.extra if state else None, start, end)
         if created is not None:
             extra["created"] = created.isoformat()
+        if branch:
+            extra["branch"] = branch
         store.set_sync_state(
             repo,
             SOURCE,

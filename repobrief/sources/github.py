@@ -99,7 +99,7 @@ class GitHubSource(Source):
         from ..github.sync import stored_name
 
         # the name its PRs and sync state are stored under: a configured branch's apart
-        self.stored_as = stored_name(self.repository, settings.branch or None if settings is not None else None)
+        self.stored_as = stored_name(self.repository, settings.branch or None if settings is not None else None, store)
         self.location = location
         self.settings = settings
         # a clone URL names its server: one that is not the API's is another GitHub's
@@ -215,7 +215,8 @@ class GitHubSource(Source):
         fetched = list(self.fetcher.merged_between(window.start, window.end))
         if self.store is not None:
             now = datetime.now(window.start.tzinfo)
-            save_fetched(self.store, self.stored_as, fetched, window.start, min(window.end, now), self.fetcher.created)
+            save_fetched(self.store, self.stored_as, fetched, window.start, min(window.end, now), self.fetcher.created,
+                         self.fetcher.branch)
         prs = [f.pr for f in sorted(fetched, key=lambda f: (f.pr.merged_at, f.pr.number))]
         self._read.append((window.start, window.end, prs))
         yield from (p for p in prs if window.contains(p.merged_at))
