@@ -150,7 +150,7 @@ class PullRequestFetcher:
         if count > self.search_cap:
             pages.close()
             span = (end - start).total_seconds()
-            if span <= 1:
+            if span < 2:  # (halves of whole seconds: a span under two cannot be split further)
                 raise SourceError(
                     f"more than {self.search_cap} pull requests of {self.repository} merged within one second; cannot split the search further"
                 )
