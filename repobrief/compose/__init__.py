@@ -115,11 +115,12 @@ def _without_foreign_refs(facts: WeekFacts, sections: Sections, card: Card) -> t
 
 def why_clause(
     cat: Catalog, pr: PullRequest, a: PRAnalysis, limit: int = 2, size_max: float = 2.0, used: set[str] | None = None,
-    skip: frozenset[str] = frozenset(),
+    skip: frozenset[str] = frozenset(), fallback: bool = True,
 ) -> str:
     """Why a PR matters, from its strongest importance terms (size only when it is
     near the top of the repository's recent PRs). Codes in `used` (said already for
-    an earlier PR) come last, so a list of changes does not repeat one reason."""
+    an earlier PR) come last, so a list of changes does not repeat one reason. With no
+    term to say, what its type does ("fixes a defect"), or "" without `fallback`."""
     parts: list[str] = []
     used = used if used is not None else set()
     terms = sorted(a.importance_reasons, key=lambda r: (r.code.split(":", 1)[0] in used, -r.points))
@@ -142,6 +143,8 @@ def why_clause(
         if rest and parts[0].split(" ", 1)[0] == verb:
             parts[1] = rest
     if not parts:
+        if not fallback:
+            return ""
         key = f"type_{a.type}"
         parts.append(cat.get("why", key) or cat.t("why.fallback", modules=cat.join(a.modules[:2]) or pr.title[:40]))
     return cat.t("why.join").join(parts)
@@ -395,8 +398,9 @@ def key_changes(facts: WeekFacts) -> list[Item]:
         released = release_version(p.title)
         if released:  # said by the release sentence below
             said |= {"release"}
-        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
-        if not (released and why == cat.get("why", f"type_{a.type}")):  # "It is routine maintenance": not a release
+        # a release is no "routine maintenance", whatever its type
+        why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said, fallback=not released)
+        if why:
             sentences.append(_end(cat, cat.t("key_change.why", why=why)))
         notes = migration_notes(p)
         if a.breaking:
@@ -764,15 +768,10 @@ def table_contribution(facts: WeekFacts, p: PullRequest, a: PRAnalysis) -> str:
     lead = cat.t("contribution.lead_in", type=kind, modules=cat.join(a.modules[:2])) if a.modules else kind
     if p.lines_known and p.files:
         lead = cat.t("contribution.lead_lines", lead=lead, lines=cat.num(p.lines))
-    said = _NOT_WHY | {"modules"} if len(a.modules) <= 2 else _NOT_WHY  # the lead names them
-    if not any(r.code.split(":", 1)[0] not in said for r in a.importance_reasons):
-        return lead  # nothing but what the lead says: the fallback clause would say the type again
-    why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said)
-    return cat.t("contribution.facts", lead=lead, why=why)
-
-
-# Terms the lead of a table's contribution says already (type, size), or too small to rank by.
-_NOT_WHY = frozenset({"type", "size", "files", "minor_only", "clamp"})
+    said = frozenset({"size", "modules"} if len(a.modules) <= 2 else {"size"})  # the lead says them
+    # (without a term of its own, no clause: the type's would say the lead again)
+    why = why_clause(cat, p, a, size_max=facts.settings.importance.size_max, skip=said, fallback=False)
+    return cat.t("contribution.facts", lead=lead, why=why) if why else lead
 
 
 def recommendations(facts: WeekFacts) -> list[Item]:
