@@ -156,13 +156,13 @@ def sync_repository(
                "low": low.isoformat() if low and gap is None else None}
     extra["pending"] = pending
     last_synced = state.last_synced_at if state else None
-    # each phase: the merged range it reads (as a search qualifier and as [start, end)), and its low
-    phases: list[tuple[str, datetime, datetime, datetime | None]] = [
-        (f"merged:>={search_time(gap or merged_from)}", gap or merged_from, run_start + timedelta(seconds=1), low)]
+    # each phase: the merged range [start, end) it reads (the last one open: up to now), and its low
+    phases: list[tuple[datetime, datetime | None, datetime | None]] = [(gap or merged_from, None, low)]
     if gap is not None:  # the earlier range first, whole
-        phases.insert(0, (f"merged:{search_time(merged_from)}..{search_time(gap - timedelta(seconds=1))}", merged_from,
-                          gap, None))
-    for i, (merged, phase_start, phase_end, low) in enumerate(phases):
+        phases.insert(0, (merged_from, gap, None))
+    for i, (phase_start, phase_end, low) in enumerate(phases):
+        merged = (f"merged:>={search_time(phase_start)}" if phase_end is None
+                  else f"merged:{search_time(phase_start)}..{search_time(phase_end - timedelta(seconds=1))}")
         last_phase = i == len(phases) - 1
         cursor: str | None = None
         paged = 0  # results of this query read through its cursor
@@ -186,8 +186,9 @@ def sync_repository(
                 # cursor stopped at the cap. That second's PRs are read by merge time,
                 # split until each part fits, and the sync goes on after it.
                 second = search_time(low)
-                _save(fetcher, store, repo, list(fetcher.merged_nodes(phase_start, phase_end, f"updated:{second}..{second}")),
-                      known, result)
+                nodes = fetcher.merged_nodes(phase_start, phase_end or run_start + timedelta(seconds=1),
+                                             f"updated:{second}..{second}")
+                _save(fetcher, store, repo, list(nodes), known, result)
                 low, cursor, paged = low + timedelta(seconds=1), None, 0
                 continue
             if not has_next:
